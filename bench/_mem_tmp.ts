@@ -1,0 +1,17 @@
+import { appendCalls, AVA_KEY, openInstall } from "../test/audit/_workload.ts";
+import { exportAudit } from "../src/audit/export.ts";
+import { verifyExport } from "../src/audit/verify.ts";
+const n = Number(Deno.args[0] ?? 100000);
+const inst = await openInstall();
+let t = performance.now();
+await inst.store.append("person-pAva", [{ type: "PersonAdded", data: { person_id: "pAva", name: "Ava", email: "a@b.co" }, metadata: { time: "2026-01-01T00:00:00Z", actor: "cli" } }]);
+await appendCalls(inst.store, "pAva", AVA_KEY, n);
+console.log("append", performance.now() - t); t = performance.now();
+inst.projector.catchUp(inst.store);
+console.log("project", performance.now() - t); t = performance.now();
+const rss0 = Deno.memoryUsage().rss;
+const m = await exportAudit({ eventsDbPath: inst.eventsPath, projectionsDb: inst.projector.db, dataDir: inst.dataDir, personId: "pAva", format: "jsonl", out: `${inst.dir}/x.jsonl` });
+console.log("export", performance.now() - t, m.count, (Deno.memoryUsage().rss - rss0) / 1e6, "MB", (await Deno.stat(`${inst.dir}/x.jsonl`)).size / 1e6); t = performance.now();
+console.log(await verifyExport(`${inst.dir}/x.jsonl`));
+console.log("verify", performance.now() - t, (Deno.memoryUsage().rss - rss0) / 1e6); t = performance.now();
+await inst.close();

@@ -1,0 +1,89 @@
+/**
+ * Ingest benchmark: Basic-preset text extraction through the extraction pool (all
+ * readers) against poppler's `pdftotext` (one process per file, sequential, same files,
+ * same run); PowerPoint and Word files per second through the pool.
+ *
+ * @module
+ */
+import { createExtractionPool } from "../src/processing/worker_pool.ts";
+
+const CORPUS = new URL("../../shared/corpus/", import.meta.url).pathname;
+
+function corpusFiles(folder: string, quick: boolean): string[] {
+  const root = Deno.env.get("SERGO_CORPUS") ?? CORPUS;
+  const files = [...Deno.readDirSync(`${root}${folder}`)]
+    .filter((e) => e.isFile)
+    .map((e) => `${root}${folder}/${e.name}`)
+    .sort();
+  if (!quick) return files;
+  return files.filter((f) => Deno.statSync(f).size < 800_000).slice(0, 8);
+}
+
+async function pdftotextSeconds(files: string[]): Promise<number | null> {
+  const started = performance.now();
+  for (const file of files) {
+    try {
+      await new Deno.Command("pdftotext", { args: ["-q", file, "/dev/null"], stdout: "null", stderr: "null" })
+        .output();
+    } catch {
+      return null; // pdftotext is not installed (apt-get install -y poppler-utils)
+    }
+  }
+  return (performance.now() - started) / 1000;
+}
+
+/** Measures extraction throughput; prints one table row per measure and returns them. */
+export async function benchIngest(opts: { quick: boolean }): Promise<Record<string, unknown>> {
+  const concurrency = navigator.hardwareConcurrency ?? 2;
+  const pool = createExtractionPool({ concurrency, timeoutMs: 300_000 });
+  try {
+    const readAll = async (files: string[]): Promise<{ seconds: number; pages: number; failed: number }> => {
+      const inputs = await Promise.all(files.map((f) => Deno.readFile(f)));
+      const started = performance.now();
+      let pages = 0;
+      let failed = 0;
+      await Promise.all(inputs.map(async (bytes, i) => {
+        try {
+          pages += (await pool.extract(bytes, files[i]!.slice(files[i]!.lastIndexOf("/") + 1))).page_count;
+        } catch {
+          failed++;
+        }
+      }));
+      return { seconds: (performance.now() - started) / 1000, pages, failed };
+    };
+    // Warm every reader (start-up is paid once per slot, not per document).
+    const warm = corpusFiles("text", true).slice(0, 1);
+    await readAll(Array.from({ length: concurrency }, () => warm[0]!));
+
+    const pdfs = corpusFiles("pdf", opts.quick);
+    const pdf = await readAll(pdfs);
+    const popplerSeconds = await pdftotextSeconds(pdfs);
+    const pptx = await readAll(corpusFiles("pptx", opts.quick));
+    const docx = await readAll(corpusFiles("docx", opts.quick));
+    const poolPagesPerSecond = pdf.pages / pdf.seconds;
+    const popplerPagesPerSecond = popplerSeconds === null ? null : pdf.pages / popplerSeconds;
+    const result = {
+      readers: concurrency,
+      pdf_files: pdfs.length,
+      pdf_pages: pdf.pages,
+      pool_pdf_pages_per_s: Math.round(poolPagesPerSecond),
+      pdftotext_pages_per_s: popplerPagesPerSecond === null ? null : Math.round(popplerPagesPerSecond),
+      pool_vs_pdftotext: popplerPagesPerSecond === null
+        ? null
+        : Math.round((poolPagesPerSecond / popplerPagesPerSecond) * 100) / 100,
+      pptx_files_per_s: Math.round((corpusFiles("pptx", opts.quick).length / pptx.seconds) * 10) / 10,
+      docx_files_per_s: Math.round((corpusFiles("docx", opts.quick).length / docx.seconds) * 10) / 10,
+      failed: pdf.failed + pptx.failed + docx.failed,
+    };
+    console.log(
+      `ingest | readers ${result.readers} | pdf ${result.pdf_pages} pages: pool ${result.pool_pdf_pages_per_s} p/s, ` +
+        `pdftotext ${result.pdftotext_pages_per_s ?? "n/a"} p/s, ratio ${result.pool_vs_pdftotext ?? "n/a"} ` +
+        `(budget ≥ 1.0) | pptx ${result.pptx_files_per_s} files/s | docx ${result.docx_files_per_s} files/s`,
+    );
+    return result;
+  } finally {
+    await pool.close();
+  }
+}
+
+if (import.meta.main) await benchIngest({ quick: Deno.args.includes("--quick") });

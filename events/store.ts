@@ -1,0 +1,86 @@
+/**
+ * The event store interface: the one source of truth. The SQLite store is the
+ * embedded default; a PostgreSQL store can sit behind the same interface.
+ *
+ * @module
+ */
+import type { RecordedEvent, SergoEvent } from "./types.ts";
+
+/**
+ * What the stream must look like for an append to go ahead: a version number,
+ * `"no_stream"` (must not exist), `"stream_exists"` (must exist) or `"any"`.
+ */
+export type ExpectedVersion = number | "no_stream" | "stream_exists" | "any";
+
+/** Options of one append. */
+export interface AppendOptions {
+  /** Optimistic concurrency check; default `"any"`. */
+  expectedVersion?: ExpectedVersion;
+}
+
+/** The result of an append: the recorded events and the stream's new version. */
+export interface AppendResult {
+  events: RecordedEvent[];
+  streamVersion: number;
+}
+
+/** The head of the log: the last position and its hash (position 0 for an empty log). */
+export interface LogHead {
+  position: number;
+  hash: string;
+}
+
+/** The event log. */
+export interface EventStore {
+  /** Appends events to one stream as one transaction; resolves once they are durable. */
+  append(stream: string, events: SergoEvent[], options?: AppendOptions): Promise<AppendResult>;
+  /** Reads up to `limit` events after `position`, in order. */
+  readFrom(position: number, limit?: number): RecordedEvent[];
+  /** Reads one stream's events in order. */
+  readStream(stream: string): RecordedEvent[];
+  /** The head of the log. */
+  head(): LogHead;
+  /** Calls `listener` with every batch of events this process appends, after they are durable. */
+  subscribe(listener: (events: RecordedEvent[]) => void): () => void;
+  /** Finishes pending appends and closes the store. */
+  close(): Promise<void>;
+}
+
+/** The error raised when a stream's version is not what the append expected. */
+export class ConcurrencyError extends Error {
+  override name = "ConcurrencyError";
+  /** Creates the error for one stream. */
+  constructor(
+    readonly stream: string,
+    readonly expected: ExpectedVersion,
+    readonly actual: number | null,
+  ) {
+    super(
+      `Cannot append to "${stream}": expected ${describe(expected)}, found ${
+        actual === null ? "no stream" : `version ${actual}`
+      }`,
+    );
+  }
+}
+
+/** The error raised when a stored event cannot be read back. */
+export class StoredEventError extends Error {
+  override name = "StoredEventError";
+  /** Creates the error for the event at `position`. */
+  constructor(readonly position: number, detail: string) {
+    super(`Cannot read event ${position}: ${detail}`);
+  }
+}
+
+function describe(expected: ExpectedVersion): string {
+  switch (expected) {
+    case "no_stream":
+      return "no stream";
+    case "stream_exists":
+      return "an existing stream";
+    case "any":
+      return "any version";
+    default:
+      return `version ${expected}`;
+  }
+}

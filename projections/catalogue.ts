@@ -1,0 +1,506 @@
+/**
+ * The catalogue: people, folders, documents with their status, pages, pages
+ * to view and PDF copies. Its queries serve the API, the console and the MCP
+ * tools.
+ *
+ * @module
+ */
+import type { DatabaseSync } from "node:sqlite";
+import type { DocumentType, Preset, RecordedEvent } from "../events/types.ts";
+import type { Projection } from "./projection.ts";
+
+/** A person as the catalogue holds them. */
+export interface Person {
+  person_id: string;
+  name: string;
+  email: string;
+  password_hash: string | null;
+}
+
+/** A folder; `path` runs from the person's root, such as `Energy outlooks/Basic`. */
+export interface Folder {
+  folder_id: string;
+  person_id: string;
+  parent_id: string | null;
+  name: string;
+  path: string;
+}
+
+/** A document's status: searchable, being processed, or without text to search. */
+export type DocumentStatus = "searchable" | "processing" | "not_indexed";
+
+/** Where a document's PDF copy stands. */
+export type PdfCopyStatus = "none" | "pending" | "made" | "failed";
+
+/** A document as the catalogue holds it. */
+export interface DocumentRow {
+  document_id: string;
+  person_id: string;
+  folder_id: string | null;
+  name: string;
+  type: DocumentType;
+  size: number;
+  sha256: string;
+  preset: Preset;
+  uploaded_at: string;
+  uploaded_position: number;
+  status: DocumentStatus;
+  failure_reason: string | null;
+  page_count: number | null;
+  pages_estimated: boolean;
+  pages_to_view: number[];
+  image_only_pages: number[];
+  pdf_copy_status: PdfCopyStatus;
+  pdf_copy_sha256: string | null;
+  pdf_copy_pages: number | null;
+  pdf_copy_reason: string | null;
+  /** Who is processing the document now, and until when others leave it alone. */
+  processing_worker: string | null;
+  processing_lease_until: string | null;
+}
+
+/** One page's text and marks. */
+export interface PageRow {
+  page: number;
+  text: string;
+  marked: boolean;
+  image_only: boolean;
+}
+
+/** One chunk of a processed document, in reading order, with its (estimated or real) page. */
+export interface ChunkRow {
+  ord: number;
+  page: number;
+  section: string | null;
+  text: string;
+}
+
+const TABLES = ["cat_people", "cat_folders", "cat_documents", "cat_pages", "cat_chunks"] as const;
+
+/** The catalogue projection. */
+export const catalogue: Projection = {
+  name: "catalogue",
+  handles: [
+    "PersonAdded",
+    "PersonPasswordSet",
+    "FolderCreated",
+    "FolderRenamed",
+    "FolderMoved",
+    "FolderDeleted",
+    "DocumentUploaded",
+    "DocumentMoved",
+    "DocumentDeleted",
+    "ProcessingRequested",
+    "ProcessingStarted",
+    "DocumentProcessed",
+    "ProcessingFailed",
+    "PdfCopyRequested",
+    "PdfCopyMade",
+    "PdfCopyFailed",
+  ],
+  tables: TABLES,
+  init(db: DatabaseSync): void {
+    db.exec(`
+      CREATE TABLE IF NOT EXISTS cat_people (
+        person_id TEXT PRIMARY KEY, name TEXT NOT NULL, email TEXT NOT NULL UNIQUE, password_hash TEXT
+      ) WITHOUT ROWID;
+      CREATE TABLE IF NOT EXISTS cat_folders (
+        folder_id TEXT PRIMARY KEY, person_id TEXT NOT NULL, parent_id TEXT, name TEXT NOT NULL, path TEXT NOT NULL
+      ) WITHOUT ROWID;
+      CREATE INDEX IF NOT EXISTS cat_folders_parent ON cat_folders (person_id, parent_id);
+      CREATE TABLE IF NOT EXISTS cat_documents (
+        document_id TEXT PRIMARY KEY, person_id TEXT NOT NULL, folder_id TEXT, name TEXT NOT NULL,
+        type TEXT NOT NULL, size INTEGER NOT NULL, sha256 TEXT NOT NULL, preset TEXT NOT NULL,
+        uploaded_at TEXT NOT NULL, uploaded_position INTEGER NOT NULL, status TEXT NOT NULL,
+        failure_reason TEXT, page_count INTEGER, pages_estimated INTEGER NOT NULL DEFAULT 0,
+        pages_to_view TEXT NOT NULL DEFAULT '[]', image_only_pages TEXT NOT NULL DEFAULT '[]',
+        pdf_copy_status TEXT NOT NULL DEFAULT 'none', pdf_copy_sha256 TEXT, pdf_copy_pages INTEGER,
+        pdf_copy_reason TEXT, processing_worker TEXT, processing_lease_until TEXT
+      ) WITHOUT ROWID;
+      CREATE INDEX IF NOT EXISTS cat_documents_person ON cat_documents (person_id, uploaded_position);
+      CREATE INDEX IF NOT EXISTS cat_documents_folder ON cat_documents (folder_id, uploaded_position);
+      CREATE TABLE IF NOT EXISTS cat_pages (
+        document_id TEXT NOT NULL, page INTEGER NOT NULL, text TEXT NOT NULL,
+        marked INTEGER NOT NULL, image_only INTEGER NOT NULL, PRIMARY KEY (document_id, page)
+      ) WITHOUT ROWID;
+      CREATE TABLE IF NOT EXISTS cat_chunks (
+        document_id TEXT NOT NULL, ord INTEGER NOT NULL, page INTEGER NOT NULL, section TEXT,
+        text TEXT NOT NULL, PRIMARY KEY (document_id, ord)
+      ) WITHOUT ROWID;
+    `);
+  },
+  apply(db: DatabaseSync, event: RecordedEvent): void {
+    switch (event.type) {
+      case "PersonAdded": {
+        const { person_id, name, email } = event.data;
+        db.prepare("INSERT INTO cat_people (person_id, name, email) VALUES (?, ?, ?)").run(
+          person_id,
+          name,
+          email,
+        );
+        return;
+      }
+      case "PersonPasswordSet":
+        db.prepare("UPDATE cat_people SET password_hash = ? WHERE person_id = ?").run(
+          event.data.password_hash,
+          event.data.person_id,
+        );
+        return;
+      case "FolderCreated": {
+        const { folder_id, person_id, parent_id, name } = event.data;
+        const parentPath = parent_id === null ? "" : folderPath(db, parent_id);
+        db.prepare(
+          "INSERT INTO cat_folders (folder_id, person_id, parent_id, name, path) VALUES (?, ?, ?, ?, ?)",
+        )
+          .run(folder_id, person_id, parent_id, name, parentPath === "" ? name : `${parentPath}/${name}`);
+        return;
+      }
+      case "FolderRenamed":
+        db.prepare("UPDATE cat_folders SET name = ? WHERE folder_id = ?").run(
+          event.data.name,
+          event.data.folder_id,
+        );
+        repath(db, event.data.folder_id);
+        return;
+      case "FolderMoved":
+        db.prepare("UPDATE cat_folders SET parent_id = ? WHERE folder_id = ?").run(
+          event.data.parent_id,
+          event.data.folder_id,
+        );
+        repath(db, event.data.folder_id);
+        return;
+      case "FolderDeleted":
+        db.prepare("DELETE FROM cat_folders WHERE folder_id = ?").run(event.data.folder_id);
+        return;
+      case "DocumentUploaded": {
+        const d = event.data;
+        const office = d.type === "pptx" || d.type === "docx";
+        db.prepare(
+          `INSERT INTO cat_documents (document_id, person_id, folder_id, name, type, size, sha256, preset,
+             uploaded_at, uploaded_position, status, pdf_copy_status)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        ).run(
+          d.document_id,
+          d.person_id,
+          d.folder_id,
+          d.name,
+          d.type,
+          d.size,
+          d.sha256,
+          d.preset,
+          event.metadata.time,
+          event.position,
+          d.preset === "none" ? "not_indexed" : "processing",
+          office ? "pending" : "none",
+        );
+        return;
+      }
+      case "DocumentMoved":
+        db.prepare("UPDATE cat_documents SET folder_id = ? WHERE document_id = ?").run(
+          event.data.folder_id,
+          event.data.document_id,
+        );
+        return;
+      case "DocumentDeleted":
+        for (const table of ["cat_documents", "cat_pages", "cat_chunks"]) {
+          db.prepare(`DELETE FROM ${table} WHERE document_id = ?`).run(event.data.document_id);
+        }
+        return;
+      case "ProcessingRequested":
+        db.prepare(
+          `UPDATE cat_documents SET status = 'processing', preset = ?, failure_reason = NULL, processing_worker = NULL,
+             processing_lease_until = NULL WHERE document_id = ?`,
+        ).run(event.data.preset, event.data.document_id);
+        return;
+      case "ProcessingStarted":
+        db.prepare(
+          `UPDATE cat_documents SET status = 'processing', preset = ?, failure_reason = NULL, processing_worker = ?,
+             processing_lease_until = ? WHERE document_id = ?`,
+        ).run(
+          event.data.preset,
+          event.data.worker ?? null,
+          event.data.lease_until ?? null,
+          event.data.document_id,
+        );
+        return;
+      case "DocumentProcessed":
+        applyProcessed(db, event.data);
+        return;
+      case "ProcessingFailed":
+        db.prepare(
+          "UPDATE cat_documents SET status = 'not_indexed', failure_reason = ? WHERE document_id = ?",
+        ).run(
+          event.data.reason,
+          event.data.document_id,
+        );
+        return;
+      case "PdfCopyRequested":
+        db.prepare(
+          "UPDATE cat_documents SET pdf_copy_status = 'pending', pdf_copy_reason = NULL WHERE document_id = ?",
+        )
+          .run(event.data.document_id);
+        return;
+      case "PdfCopyMade":
+        applyPdfCopy(db, event.data);
+        return;
+      case "PdfCopyFailed":
+        db.prepare(
+          "UPDATE cat_documents SET pdf_copy_status = 'failed', pdf_copy_reason = ? WHERE document_id = ?",
+        )
+          .run(event.data.reason, event.data.document_id);
+        return;
+    }
+  },
+};
+
+type ProcessedData = Extract<RecordedEvent, { type: "DocumentProcessed" }>["data"];
+type PdfCopyData = Extract<RecordedEvent, { type: "PdfCopyMade" }>["data"];
+
+function applyProcessed(db: DatabaseSync, data: ProcessedData): void {
+  const id = data.document_id;
+  db.prepare("DELETE FROM cat_pages WHERE document_id = ?").run(id);
+  db.prepare("DELETE FROM cat_chunks WHERE document_id = ?").run(id);
+  const insertPage = db.prepare(
+    "INSERT INTO cat_pages (document_id, page, text, marked, image_only) VALUES (?, ?, ?, ?, ?)",
+  );
+  const insertChunk = db.prepare(
+    "INSERT INTO cat_chunks (document_id, ord, page, section, text) VALUES (?, ?, ?, ?, ?)",
+  );
+  let ord = 0;
+  for (const page of data.pages) {
+    insertPage.run(id, page.page, page.text, page.marked ? 1 : 0, page.image_only ? 1 : 0);
+    for (const chunk of page.chunks ?? []) insertChunk.run(id, ord++, page.page, chunk.section, chunk.text);
+  }
+  const marked = data.pages.filter((p) => p.marked).map((p) => p.page).sort((a, b) => a - b);
+  const imageOnly = data.pages.filter((p) => p.image_only).map((p) => p.page).sort((a, b) => a - b);
+  db.prepare(
+    `UPDATE cat_documents SET status = 'searchable', failure_reason = NULL, preset = ?, page_count = ?,
+       pages_estimated = ?, pages_to_view = ?, image_only_pages = ? WHERE document_id = ?`,
+  ).run(
+    data.preset,
+    data.page_count,
+    data.pages_estimated ? 1 : 0,
+    JSON.stringify(marked),
+    JSON.stringify(imageOnly),
+    id,
+  );
+  // A copy made before this result still gives real pages.
+  const copy = db.prepare("SELECT pdf_copy_status, pdf_copy_pages FROM cat_documents WHERE document_id = ?")
+    .get(id) as
+      | { pdf_copy_status: string; pdf_copy_pages: number | null }
+      | undefined;
+  if (copy?.pdf_copy_status === "made" && data.pages_estimated) {
+    db.prepare("UPDATE cat_documents SET pdf_copy_status = 'pending' WHERE document_id = ?").run(id);
+  }
+}
+
+function applyPdfCopy(db: DatabaseSync, data: PdfCopyData): void {
+  const id = data.document_id;
+  db.prepare(
+    "UPDATE cat_documents SET pdf_copy_status = 'made', pdf_copy_sha256 = ?, pdf_copy_pages = ?, pdf_copy_reason = NULL WHERE document_id = ?",
+  ).run(data.sha256, data.page_count, id);
+  const chunkPages = data.chunk_pages;
+  if (!chunkPages) return;
+  const chunks = db.prepare("SELECT ord, section, text FROM cat_chunks WHERE document_id = ? ORDER BY ord")
+    .all(id) as Array<{ ord: number; section: string | null; text: string }>;
+  if (chunks.length !== chunkPages.length) return;
+  const update = db.prepare("UPDATE cat_chunks SET page = ? WHERE document_id = ? AND ord = ?");
+  chunks.forEach((chunk, i) => update.run(chunkPages[i]!, id, chunk.ord));
+  db.prepare("DELETE FROM cat_pages WHERE document_id = ?").run(id);
+  const insertPage = db.prepare(
+    "INSERT INTO cat_pages (document_id, page, text, marked, image_only) VALUES (?, ?, ?, 0, 0)",
+  );
+  for (let page = 1; page <= data.page_count; page++) {
+    const text = chunks.filter((_, i) => chunkPages[i] === page).map((c) => c.text).join("\n\n");
+    insertPage.run(id, page, text);
+  }
+  db.prepare(
+    "UPDATE cat_documents SET page_count = ?, pages_estimated = 0, pages_to_view = '[]', image_only_pages = '[]' WHERE document_id = ?",
+  ).run(data.page_count, id);
+}
+
+function folderPath(db: DatabaseSync, folderId: string): string {
+  const row = db.prepare("SELECT path FROM cat_folders WHERE folder_id = ?").get(folderId) as
+    | { path: string }
+    | undefined;
+  return row?.path ?? "";
+}
+
+/** Recomputes the path of a folder and everything inside it after a rename or move. */
+function repath(db: DatabaseSync, folderId: string): void {
+  const folder = db.prepare("SELECT parent_id, name FROM cat_folders WHERE folder_id = ?").get(folderId) as
+    | { parent_id: string | null; name: string }
+    | undefined;
+  if (!folder) return;
+  const parentPath = folder.parent_id === null ? "" : folderPath(db, folder.parent_id);
+  const path = parentPath === "" ? folder.name : `${parentPath}/${folder.name}`;
+  db.prepare("UPDATE cat_folders SET path = ? WHERE folder_id = ?").run(path, folderId);
+  const children = db.prepare("SELECT folder_id FROM cat_folders WHERE parent_id = ?").all(folderId) as Array<
+    { folder_id: string }
+  >;
+  for (const child of children) repath(db, child.folder_id);
+}
+
+// ---------------------------------------------------------------------------
+// Queries
+
+/** The label of a person's root folder, such as `Ava Bennett's documents`. */
+export function rootLabel(personName: string): string {
+  return `${personName}'s documents`;
+}
+
+/** A folder's value as results show it: the root label, then the path. */
+export function folderValue(personName: string, path: string | null): string {
+  return path ? `${rootLabel(personName)}/${path}` : rootLabel(personName);
+}
+
+/** Finds a person by id. */
+export function getPerson(db: DatabaseSync, personId: string): Person | undefined {
+  return db.prepare("SELECT * FROM cat_people WHERE person_id = ?").get(personId) as Person | undefined;
+}
+
+/** Finds a person by email (case-insensitive). */
+export function getPersonByEmail(db: DatabaseSync, email: string): Person | undefined {
+  return db.prepare("SELECT * FROM cat_people WHERE lower(email) = lower(?)").get(email) as
+    | Person
+    | undefined;
+}
+
+/** Every person, by name. */
+export function listPeople(db: DatabaseSync): Person[] {
+  return db.prepare("SELECT * FROM cat_people ORDER BY name, person_id").all() as unknown as Person[];
+}
+
+/** A folder by id. */
+export function getFolder(db: DatabaseSync, folderId: string): Folder | undefined {
+  return db.prepare("SELECT * FROM cat_folders WHERE folder_id = ?").get(folderId) as Folder | undefined;
+}
+
+/** Every folder of a person, ordered by path. */
+export function listFolders(db: DatabaseSync, personId: string): Folder[] {
+  return db.prepare("SELECT * FROM cat_folders WHERE person_id = ? ORDER BY path, folder_id").all(
+    personId,
+  ) as unknown as Folder[];
+}
+
+/** A folder by its path from the person's root (exact, case-sensitive). */
+export function getFolderByPath(db: DatabaseSync, personId: string, path: string): Folder | undefined {
+  return db.prepare("SELECT * FROM cat_folders WHERE person_id = ? AND path = ?").get(personId, path) as
+    | Folder
+    | undefined;
+}
+
+/** The child folder of `parentId` (null for the root) with this name. */
+export function getChildFolder(
+  db: DatabaseSync,
+  personId: string,
+  parentId: string | null,
+  name: string,
+): Folder | undefined {
+  return db.prepare(
+    "SELECT * FROM cat_folders WHERE person_id = ? AND parent_id IS ? AND name = ?",
+  ).get(personId, parentId, name) as Folder | undefined;
+}
+
+/** The given folders with every folder inside them. */
+export function expandFolders(db: DatabaseSync, folderIds: readonly string[]): string[] {
+  if (folderIds.length === 0) return [];
+  const rows = db.prepare(
+    `WITH RECURSIVE tree(id) AS (
+       SELECT value FROM json_each(?)
+       UNION SELECT f.folder_id FROM cat_folders f JOIN tree t ON f.parent_id = t.id
+     ) SELECT id FROM tree JOIN cat_folders ON cat_folders.folder_id = tree.id ORDER BY id`,
+  ).all(JSON.stringify(folderIds)) as Array<{ id: string }>;
+  return rows.map((row) => row.id);
+}
+
+/** Whether a folder holds anything: folders or documents. */
+export function folderHoldsAnything(db: DatabaseSync, folderId: string): boolean {
+  return Boolean(
+    db.prepare("SELECT 1 FROM cat_folders WHERE parent_id = ? LIMIT 1").get(folderId) ??
+      db.prepare("SELECT 1 FROM cat_documents WHERE folder_id = ? LIMIT 1").get(folderId),
+  );
+}
+
+interface RawDocument extends Omit<DocumentRow, "pages_estimated" | "pages_to_view" | "image_only_pages"> {
+  pages_estimated: number;
+  pages_to_view: string;
+  image_only_pages: string;
+}
+
+function toDocument(raw: RawDocument): DocumentRow {
+  return {
+    ...raw,
+    pages_estimated: raw.pages_estimated === 1,
+    pages_to_view: JSON.parse(raw.pages_to_view),
+    image_only_pages: JSON.parse(raw.image_only_pages),
+  };
+}
+
+/** A document by id (any owner: callers check ownership). */
+export function getDocument(db: DatabaseSync, documentId: string): DocumentRow | undefined {
+  const raw = db.prepare("SELECT * FROM cat_documents WHERE document_id = ?").get(documentId) as
+    | RawDocument
+    | undefined;
+  return raw ? toDocument(raw) : undefined;
+}
+
+/** Which documents a listing covers: folders (already expanded) and single documents, of one person. */
+export interface DocumentScope {
+  personId: string;
+  /** Folder ids, already expanded to include everything inside; null means every document of the person. */
+  folderIds: readonly string[] | null;
+  /** Single documents in scope besides the folders. */
+  documentIds: readonly string[];
+}
+
+/** Documents in a scope, newest first, with the total. */
+export function listDocuments(
+  db: DatabaseSync,
+  scope: DocumentScope,
+  page: { limit: number; offset: number },
+): { total: number; items: DocumentRow[] } {
+  const where = scope.folderIds === null
+    ? "person_id = ?"
+    : `person_id = ? AND (folder_id IN (SELECT value FROM json_each(?)) OR document_id IN (SELECT value FROM json_each(?)))`;
+  const params = scope.folderIds === null
+    ? [scope.personId]
+    : [scope.personId, JSON.stringify(scope.folderIds), JSON.stringify(scope.documentIds)];
+  const total =
+    (db.prepare(`SELECT count(*) AS n FROM cat_documents WHERE ${where}`).get(...params) as { n: number }).n;
+  const rows = db.prepare(
+    `SELECT * FROM cat_documents WHERE ${where} ORDER BY uploaded_position DESC LIMIT ? OFFSET ?`,
+  ).all(...params, page.limit, page.offset) as unknown as RawDocument[];
+  return { total, items: rows.map(toDocument) };
+}
+
+/** Pages `from` to `to` of a document, in order. */
+export function getPages(db: DatabaseSync, documentId: string, from: number, to: number): PageRow[] {
+  const rows = db.prepare(
+    "SELECT page, text, marked, image_only FROM cat_pages WHERE document_id = ? AND page BETWEEN ? AND ? ORDER BY page",
+  ).all(documentId, from, to) as Array<{ page: number; text: string; marked: number; image_only: number }>;
+  return rows.map((row) => ({
+    page: row.page,
+    text: row.text,
+    marked: row.marked === 1,
+    image_only: row.image_only === 1,
+  }));
+}
+
+/** A document's chunks in reading order. */
+export function getChunks(db: DatabaseSync, documentId: string): ChunkRow[] {
+  return db.prepare("SELECT ord, page, section, text FROM cat_chunks WHERE document_id = ? ORDER BY ord").all(
+    documentId,
+  ) as unknown as ChunkRow[];
+}
+
+/** Documents whose processing or PDF copy is pending, oldest first (what workers pick up). */
+export function pendingWork(db: DatabaseSync): { processing: DocumentRow[]; pdfCopies: DocumentRow[] } {
+  const processing = (db.prepare(
+    "SELECT * FROM cat_documents WHERE status = 'processing' ORDER BY uploaded_position",
+  ).all() as unknown as RawDocument[]).map(toDocument);
+  const pdfCopies = (db.prepare(
+    "SELECT * FROM cat_documents WHERE pdf_copy_status = 'pending' ORDER BY uploaded_position",
+  ).all() as unknown as RawDocument[]).map(toDocument);
+  return { processing, pdfCopies };
+}

@@ -1,0 +1,446 @@
+/**
+ * The search index: every processed document's passages in SQLite FTS5, and
+ * the query that finds the best passages in a person's scope.
+ *
+ * Passages: a page is one passage; a page longer than {@linkcode MAX_PASSAGE_CHARS}
+ * is split at paragraphs, then lines; a Word page gives one passage per chunk,
+ * carrying its section. Speaker notes are indexed in their own column of the
+ * slide's first passage; the excerpt stays the slide text (the notes are the
+ * excerpt only when the slide has no text).
+ *
+ * Tables (all `search_`): `search_documents` (owner, folder, name, type of each
+ * uploaded document), `search_passages` (the passages with their original text,
+ * page, section and mark), `search_fts` (contentless FTS5 over the folded text,
+ * with a `scope` column of folder/document tokens, weight 0), and
+ * `search_vocab` (the index's terms with document and occurrence counts, for
+ * the digest).
+ *
+ * Events: a new `DocumentProcessed` replaces the document's passages;
+ * `ProcessingFailed` removes them (the document is `not_indexed` then);
+ * `ProcessingStarted` changes nothing, so a document being re-processed stays
+ * findable by its last result; `PdfCopyMade` with `chunk_pages` moves each
+ * chunk's passages to its real page.
+ *
+ * @module
+ */
+import type { DatabaseSync, SQLInputValue, StatementSync } from "node:sqlite";
+import type { EventType, RecordedEvent } from "../events/types.ts";
+import type { Projection } from "./projection.ts";
+import { MAX_PASSAGE_CHARS, type PassageDraft, passagesOf } from "./_passages.ts";
+import { queryTerms, quoteTerm } from "./_search_terms.ts";
+import { foldText } from "./_text_folding.ts";
+
+export { MAX_PASSAGE_CHARS };
+
+/** What to search and where. */
+export interface SearchOptions {
+  /** Only this person's documents are ever returned. */
+  personId: string;
+  /** Folders to search (already expanded to their descendants); null means every folder of the person. */
+  folderIds: string[] | null;
+  /** Single documents to search as well (the only way documents outside any folder are searched). */
+  documentIds: string[];
+  /** The user's words or question. */
+  query: string;
+  /** How many passages to return at most. */
+  depth: number;
+}
+
+/** One passage found by {@linkcode searchPassages}. */
+export interface SearchHit {
+  document_id: string;
+  /** Page of the passage (estimated for Word and text files until a PDF copy exists). */
+  page: number | null;
+  /** The heading above the passage (Word files), or null. */
+  section: string | null;
+  /** The page's text may miss a figure, chart or table. */
+  marked: boolean;
+  /** The passage's text as extracted. */
+  text: string;
+  /** The BM25 rank: lower is better (FTS5's sign). */
+  rank: number;
+}
+
+/** Column weights of BM25: body, section, speaker notes, scope tokens. */
+const WEIGHTS = "1.0, 1.5, 0.6, 0.0";
+/** Term columns in a MATCH (everything but the scope tokens). */
+const TEXT_COLUMNS = "{body section notes}";
+/** A scope with at most this many passages is searched with every term, through its scope tokens. */
+const SMALL_SCOPE = 4000;
+/** Document frequencies are counted up to this many passages. */
+const DF_CAP = 4000;
+/** The rarest terms whose passages together stay under this many drive a large search. */
+const DRIVER_BUDGET = 6000;
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS search_documents (
+  document_id TEXT PRIMARY KEY,
+  person_id TEXT NOT NULL,
+  folder_id TEXT,
+  name TEXT NOT NULL,
+  type TEXT NOT NULL,
+  pages_estimated INTEGER NOT NULL DEFAULT 0,
+  image_only_pages TEXT NOT NULL DEFAULT '[]'
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS search_passages (
+  passage_id INTEGER PRIMARY KEY,
+  document_id TEXT NOT NULL,
+  person_id TEXT NOT NULL,
+  folder_id TEXT,
+  page INTEGER,
+  chunk INTEGER NOT NULL,
+  section TEXT,
+  marked INTEGER NOT NULL,
+  text TEXT NOT NULL,
+  notes TEXT
+);
+CREATE INDEX IF NOT EXISTS search_passages_document ON search_passages (document_id, passage_id);
+CREATE INDEX IF NOT EXISTS search_passages_scope ON search_passages (person_id, folder_id);
+CREATE VIRTUAL TABLE IF NOT EXISTS search_fts USING fts5 (
+  body, section, notes, scope,
+  content = '', contentless_delete = 1,
+  tokenize = "porter unicode61 remove_diacritics 2 categories 'L* N* Co M*'"
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS search_vocab USING fts5vocab (search_fts, 'row');
+`;
+
+interface DocumentRow {
+  document_id: string;
+  person_id: string;
+  folder_id: string | null;
+}
+
+interface PassageRow {
+  passage_id: number;
+  document_id: string;
+  person_id: string;
+  folder_id: string | null;
+  page: number | null;
+  chunk: number;
+  section: string | null;
+  marked: number;
+  text: string;
+  notes: string | null;
+}
+
+const HANDLES = [
+  "DocumentUploaded",
+  "DocumentProcessed",
+  "ProcessingFailed",
+  "DocumentMoved",
+  "DocumentDeleted",
+  "PdfCopyMade",
+] as const satisfies readonly EventType[];
+
+/** The search index projection. */
+export const searchIndexProjection: Projection = {
+  name: "search_index",
+  handles: HANDLES,
+  tables: ["search_documents", "search_passages", "search_vocab"],
+  init(db: DatabaseSync): void {
+    db.exec(SCHEMA);
+  },
+  apply(db: DatabaseSync, event: RecordedEvent): void {
+    switch (event.type) {
+      case "DocumentUploaded": {
+        const { document_id, person_id, folder_id, name, type } = event.data;
+        statement(
+          db,
+          `INSERT INTO search_documents (document_id, person_id, folder_id, name, type) VALUES (?, ?, ?, ?, ?)
+           ON CONFLICT (document_id) DO UPDATE SET person_id = excluded.person_id, folder_id = excluded.folder_id,
+             name = excluded.name, type = excluded.type`,
+        ).run(document_id, person_id, folder_id, name, type);
+        return;
+      }
+      case "DocumentProcessed": {
+        const document = findDocument(db, event.data.document_id);
+        if (!document) return;
+        removePassages(db, document.document_id);
+        for (const draft of passagesOf(event.data.pages)) insertPassage(db, document, draft);
+        const imageOnly = event.data.pages.filter((page) => page.image_only).map((page) => page.page);
+        statement(
+          db,
+          "UPDATE search_documents SET pages_estimated = ?, image_only_pages = ? WHERE document_id = ?",
+        )
+          .run(event.data.pages_estimated ? 1 : 0, JSON.stringify(imageOnly), document.document_id);
+        return;
+      }
+      case "ProcessingFailed": {
+        removePassages(db, event.data.document_id);
+        statement(db, "UPDATE search_documents SET image_only_pages = '[]' WHERE document_id = ?")
+          .run(event.data.document_id);
+        return;
+      }
+      case "DocumentMoved": {
+        const document = findDocument(db, event.data.document_id);
+        if (!document) return;
+        const moved = { ...document, folder_id: event.data.folder_id };
+        statement(db, "UPDATE search_documents SET folder_id = ? WHERE document_id = ?")
+          .run(moved.folder_id, moved.document_id);
+        statement(db, "UPDATE search_passages SET folder_id = ? WHERE document_id = ?")
+          .run(moved.folder_id, moved.document_id);
+        for (const passage of documentPassages(db, moved.document_id)) {
+          statement(db, "DELETE FROM search_fts WHERE rowid = ?").run(passage.passage_id);
+          indexPassage(db, passage);
+        }
+        return;
+      }
+      case "DocumentDeleted": {
+        removePassages(db, event.data.document_id);
+        statement(db, "DELETE FROM search_documents WHERE document_id = ?").run(event.data.document_id);
+        return;
+      }
+      case "PdfCopyMade": {
+        const chunkPages = event.data.chunk_pages;
+        if (!chunkPages || !findDocument(db, event.data.document_id)) return;
+        const update = statement(db, "UPDATE search_passages SET page = ? WHERE passage_id = ?");
+        for (const passage of documentPassages(db, event.data.document_id)) {
+          const page = chunkPages[passage.chunk];
+          if (page !== undefined && page !== passage.page) update.run(page, passage.passage_id);
+        }
+        statement(db, "UPDATE search_documents SET pages_estimated = 0 WHERE document_id = ?")
+          .run(event.data.document_id);
+        return;
+      }
+    }
+  },
+};
+
+/**
+ * The best passages for a query in a person's scope, best first, at most
+ * `depth`. Ties are broken by document id, then reading order, so the same
+ * search always gives the same order.
+ *
+ * The query's words are OR-ed (stop words dropped when other words remain)
+ * and ranked by BM25. In a small scope every word is matched through the
+ * scope's tokens. In a large one the rarest words find the candidates and the
+ * common ones only add to their score, so a search does not rank every
+ * passage holding a common word.
+ */
+export function searchPassages(db: DatabaseSync, options: SearchOptions): SearchHit[] {
+  const depth = Math.max(0, Math.floor(options.depth));
+  const terms = queryTerms(options.query);
+  if (terms.length === 0 || depth === 0) return [];
+  if (options.folderIds !== null && options.folderIds.length === 0 && options.documentIds.length === 0) {
+    return [];
+  }
+  const scope = scopeFilter(options);
+  if (scopeSize(db, options) <= SMALL_SCOPE) {
+    const match = `{scope} : (${scopeTokens(options).join(" OR ")}) AND ${anyOf(terms)}`;
+    return ranked(db, match, scope, depth).sort(byRank).map(withoutId);
+  }
+  const counted = terms
+    .map((term, order) => ({ term, order, df: documentFrequency(db, term) }))
+    .filter((entry) => entry.df > 0)
+    .sort((a, b) => a.df - b.df || a.order - b.order);
+  if (counted.length === 0) return [];
+  const drivers: string[] = [];
+  const boosts: string[] = [];
+  let budget = 0;
+  for (const { term, df } of counted) {
+    if (drivers.length === 0 || budget + df <= DRIVER_BUDGET) {
+      drivers.push(term);
+      budget += df;
+    } else boosts.push(term);
+  }
+  const hits = new Map<number, SearchHit & { passage_id: number }>();
+  for (const hit of ranked(db, anyOf(drivers), scope, depth)) hits.set(hit.passage_id, hit);
+  if (boosts.length > 0) {
+    for (const hit of ranked(db, `${anyOf(drivers)} AND ${anyOf(boosts)}`, scope, depth * 2)) {
+      hits.set(hit.passage_id, hit);
+    }
+  }
+  return [...hits.values()].sort(byRank).slice(0, depth).map(withoutId);
+}
+
+function withoutId({ passage_id: _, ...hit }: SearchHit & { passage_id: number }): SearchHit {
+  return hit;
+}
+
+/** The pages of a document that have no text, only a picture (search cannot find them). */
+export function documentImageOnlyPages(db: DatabaseSync, documentId: string): number[] {
+  const row = statement(db, "SELECT image_only_pages FROM search_documents WHERE document_id = ?").get(
+    documentId,
+  ) as
+    | { image_only_pages: string }
+    | undefined;
+  return row ? JSON.parse(row.image_only_pages) as number[] : [];
+}
+
+function anyOf(terms: readonly string[]): string {
+  return `${TEXT_COLUMNS} : (${terms.map(quoteTerm).join(" OR ")})`;
+}
+
+interface ScopeFilter {
+  sql: string;
+  params: SQLInputValue[];
+}
+
+function scopeFilter(options: SearchOptions): ScopeFilter {
+  const documents = JSON.stringify(options.documentIds);
+  if (options.folderIds === null) {
+    return {
+      sql:
+        "p.person_id = ? AND (p.folder_id IS NOT NULL OR p.document_id IN (SELECT value FROM json_each(?)))",
+      params: [options.personId, documents],
+    };
+  }
+  return {
+    sql: `p.person_id = ? AND (p.folder_id IN (SELECT value FROM json_each(?))
+      OR p.document_id IN (SELECT value FROM json_each(?)))`,
+    params: [options.personId, JSON.stringify(options.folderIds), documents],
+  };
+}
+
+/** The number of passages in scope, counted up to one past {@linkcode SMALL_SCOPE}. */
+function scopeSize(db: DatabaseSync, options: SearchOptions): number {
+  const documents = JSON.stringify(options.documentIds);
+  const inFolders = options.folderIds === null
+    ? "SELECT 1 FROM search_passages WHERE person_id = ? AND folder_id IS NOT NULL"
+    : "SELECT 1 FROM search_passages WHERE person_id = ? AND folder_id IN (SELECT value FROM json_each(?))";
+  const params: SQLInputValue[] = options.folderIds === null
+    ? [options.personId]
+    : [options.personId, JSON.stringify(options.folderIds)];
+  const row = statement(
+    db,
+    `SELECT count(*) AS n FROM (${inFolders} UNION ALL
+      SELECT 1 FROM search_passages WHERE document_id IN (SELECT value FROM json_each(?)) AND person_id = ?
+      LIMIT ?)`,
+  ).get(...params, documents, options.personId, SMALL_SCOPE + 1) as { n: number };
+  return row.n;
+}
+
+/** How many passages hold the term, counted up to {@linkcode DF_CAP}. */
+function documentFrequency(db: DatabaseSync, term: string): number {
+  const row = statement(
+    db,
+    "SELECT count(*) AS n FROM (SELECT rowid FROM search_fts WHERE search_fts MATCH ? LIMIT ?)",
+  ).get(`${TEXT_COLUMNS} : ${quoteTerm(term)}`, DF_CAP) as { n: number };
+  return row.n;
+}
+
+function ranked(
+  db: DatabaseSync,
+  match: string,
+  scope: ScopeFilter,
+  limit: number,
+): Array<SearchHit & { passage_id: number }> {
+  const rows = statement(
+    db,
+    `SELECT p.passage_id, p.document_id, p.page, p.section, p.marked, p.text, bm25(search_fts, ${WEIGHTS}) AS rank
+     FROM search_fts JOIN search_passages p ON p.passage_id = search_fts.rowid
+     WHERE search_fts MATCH ? AND ${scope.sql}
+     ORDER BY rank, p.document_id, p.passage_id LIMIT ?`,
+  ).all(match, ...scope.params, limit) as Array<
+    Omit<SearchHit, "marked"> & { passage_id: number; marked: number }
+  >;
+  return rows.map((row) => ({ ...row, marked: row.marked === 1 }));
+}
+
+function byRank(
+  a: SearchHit & { passage_id: number },
+  b: SearchHit & { passage_id: number },
+): number {
+  if (a.rank !== b.rank) return a.rank - b.rank;
+  if (a.document_id !== b.document_id) return a.document_id < b.document_id ? -1 : 1;
+  return a.passage_id - b.passage_id;
+}
+
+function findDocument(db: DatabaseSync, documentId: string): DocumentRow | undefined {
+  return statement(db, "SELECT document_id, person_id, folder_id FROM search_documents WHERE document_id = ?")
+    .get(documentId) as DocumentRow | undefined;
+}
+
+function documentPassages(db: DatabaseSync, documentId: string): PassageRow[] {
+  return statement(db, "SELECT * FROM search_passages WHERE document_id = ? ORDER BY passage_id")
+    .all(documentId) as unknown as PassageRow[];
+}
+
+function insertPassage(db: DatabaseSync, document: DocumentRow, draft: PassageDraft): void {
+  const result = statement(
+    db,
+    `INSERT INTO search_passages (document_id, person_id, folder_id, page, chunk, section, marked, text, notes)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  ).run(
+    document.document_id,
+    document.person_id,
+    document.folder_id,
+    draft.page,
+    draft.chunk,
+    draft.section,
+    draft.marked ? 1 : 0,
+    draft.text,
+    draft.notes,
+  );
+  indexPassage(db, {
+    ...draft,
+    passage_id: Number(result.lastInsertRowid),
+    document_id: document.document_id,
+    person_id: document.person_id,
+    folder_id: document.folder_id,
+    marked: draft.marked ? 1 : 0,
+  });
+}
+
+function indexPassage(db: DatabaseSync, passage: PassageRow): void {
+  const tokens = [documentToken(passage.document_id)];
+  if (passage.folder_id !== null) {
+    tokens.push(folderToken(passage.folder_id), inFolderToken(passage.person_id));
+  }
+  statement(db, "INSERT INTO search_fts (rowid, body, section, notes, scope) VALUES (?, ?, ?, ?, ?)").run(
+    passage.passage_id,
+    foldText(passage.text),
+    passage.section ? foldText(passage.section) : "",
+    passage.notes ? foldText(passage.notes) : "",
+    tokens.join(" "),
+  );
+}
+
+function removePassages(db: DatabaseSync, documentId: string): void {
+  const remove = statement(db, "DELETE FROM search_fts WHERE rowid = ?");
+  for (const passage of documentPassages(db, documentId)) remove.run(passage.passage_id);
+  statement(db, "DELETE FROM search_passages WHERE document_id = ?").run(documentId);
+}
+
+/** The scope tokens a search in `options` matches: its folders (or the person's "in a folder") and documents. */
+function scopeTokens(options: SearchOptions): string[] {
+  const tokens = options.folderIds === null
+    ? [inFolderToken(options.personId)]
+    : options.folderIds.map(folderToken);
+  return [...tokens, ...options.documentIds.map(documentToken)];
+}
+
+// Scope tokens are digits only, so the porter stemmer leaves them alone and
+// they never meet a word: a kind digit, then three digits per UTF-8 byte.
+function inFolderToken(personId: string): string {
+  return `1${digits(personId)}`;
+}
+
+function folderToken(folderId: string): string {
+  return `2${digits(folderId)}`;
+}
+
+function documentToken(documentId: string): string {
+  return `3${digits(documentId)}`;
+}
+
+function digits(id: string): string {
+  return [...new TextEncoder().encode(id)].map((byte) => String(byte).padStart(3, "0")).join("");
+}
+
+const statements = new WeakMap<DatabaseSync, Map<string, StatementSync>>();
+
+/** A prepared statement, cached per database. */
+function statement(db: DatabaseSync, sql: string): StatementSync {
+  let cache = statements.get(db);
+  if (!cache) {
+    cache = new Map();
+    statements.set(db, cache);
+  }
+  let prepared = cache.get(sql);
+  if (!prepared) {
+    prepared = db.prepare(sql);
+    cache.set(sql, prepared);
+  }
+  return prepared;
+}

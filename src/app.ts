@@ -1,0 +1,138 @@
+/**
+ * One open Sergo data directory: the event log, the projections kept up to
+ * date with it (own writes at once, other processes' within a second), and
+ * the blob store.
+ *
+ * @module
+ */
+import { join } from "node:path";
+import type { DatabaseSync } from "node:sqlite";
+import type { AppendOptions, AppendResult, LogHead } from "../events/store.ts";
+import { openSqliteStore, type SqliteEventStore } from "../events/sqlite_store.ts";
+import type { RecordedEvent, SergoEvent } from "../events/types.ts";
+import { ALL_PROJECTIONS } from "../projections/all.ts";
+import { openProjector, type Projector, type ProjectorOptions } from "../projections/projector.ts";
+import { BlobStore } from "./blob_store.ts";
+
+/** Options of {@linkcode openApp}. */
+export interface AppOptions {
+  /** The clock; tests pass their own. */
+  now?: () => Date;
+  /** Progress of the first catch-up (a rebuild after the projections were deleted). */
+  onProgress?: ProjectorOptions["onProgress"];
+}
+
+/** Paths inside a data directory. */
+export function dataPaths(dataDir: string): { events: string; projections: string; blobs: string } {
+  return {
+    events: join(dataDir, "events.db"),
+    projections: join(dataDir, "projections.db"),
+    blobs: join(dataDir, "blobs"),
+  };
+}
+
+/** Opens a data directory, creating it if needed, and brings the projections up to the log's head. */
+export async function openApp(dataDir: string, options: AppOptions = {}): Promise<SergoApp> {
+  await Deno.mkdir(dataDir, { recursive: true });
+  const paths = dataPaths(dataDir);
+  const store = openSqliteStore(paths.events);
+  const projector = openProjector(paths.projections, ALL_PROJECTIONS, { onProgress: options.onProgress });
+  const app = new SergoApp(dataDir, store, projector, new BlobStore(paths.blobs), options.now ?? (() => new Date()));
+  app.catchUp();
+  return app;
+}
+
+/** An open data directory. */
+export class SergoApp {
+  #poll: ReturnType<typeof setInterval> | null = null;
+  #unsubscribe: () => void;
+  #listeners = new Set<(events: readonly RecordedEvent[]) => void>();
+  #seen: number;
+
+  /** Wraps an opened store and projector; prefer {@linkcode openApp}. */
+  constructor(
+    readonly dataDir: string,
+    readonly store: SqliteEventStore,
+    readonly projector: Projector,
+    readonly blobs: BlobStore,
+    readonly now: () => Date,
+  ) {
+    this.#seen = projector.position;
+    // Own appends are applied before the appender's promise continues: read-your-writes.
+    this.#unsubscribe = store.subscribe(() => this.catchUp());
+  }
+
+  /** The projections database, for queries. */
+  get db(): DatabaseSync {
+    return this.projector.db;
+  }
+
+  /** The log's head. */
+  head(): LogHead {
+    return this.store.head();
+  }
+
+  /**
+   * Applies whatever the log holds past the projections, and tells listeners
+   * about every event new to this process — also those another process (a
+   * CLI command sharing the projections file) applied already.
+   */
+  catchUp(): number {
+    const applied = this.projector.catchUp(this.store);
+    const reached = this.projector.position;
+    if (reached > this.#seen) {
+      const from = this.#seen;
+      this.#seen = reached;
+      if (this.#listeners.size > 0) {
+        const events = this.store.readFrom(from, reached - from);
+        for (const listener of this.#listeners) {
+          try {
+            listener(events);
+          } catch (error) {
+            console.error("A projection listener failed:", error);
+          }
+        }
+      }
+    }
+    return applied;
+  }
+
+  /** Calls `listener` with events after the projections have applied them. */
+  onApplied(listener: (events: readonly RecordedEvent[]) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /** Appends events to a stream; resolves once they are durable and projected. */
+  async append(stream: string, events: SergoEvent[], options?: AppendOptions): Promise<AppendResult> {
+    const result = await this.store.append(stream, events, options);
+    this.catchUp();
+    return result;
+  }
+
+  /** Metadata for an event decided now. */
+  meta(actor: string, extra: Partial<SergoEvent["metadata"]> = {}): SergoEvent["metadata"] {
+    return { time: this.now().toISOString(), actor, ...extra };
+  }
+
+  /** Watches the log for events appended by other processes, every `intervalMs`. */
+  watch(intervalMs = 250): void {
+    if (this.#poll !== null) return;
+    this.#poll = setInterval(() => {
+      try {
+        if (this.store.head().position > this.#seen) this.catchUp();
+      } catch (error) {
+        console.error("Catching up with the log failed:", error);
+      }
+    }, intervalMs);
+  }
+
+  /** Stops watching, finishes pending appends and closes the databases. */
+  async close(): Promise<void> {
+    if (this.#poll !== null) clearInterval(this.#poll);
+    this.#poll = null;
+    this.#unsubscribe();
+    await this.store.close();
+    this.projector.close();
+  }
+}

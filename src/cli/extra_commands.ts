@@ -1,0 +1,154 @@
+/**
+ * The CLI commands that start long-running things or reach into other
+ * modules: `serve`, `mcp-stdio`, `pdf-copy`, `person password`, `audit …`.
+ * Their modules are imported when the command runs, so the other commands
+ * start without loading pdf.js, the MCP SDK or the renderer.
+ *
+ * @module
+ */
+import { getDocument } from "../../projections/catalogue.ts";
+import { openApp } from "../app.ts";
+import { loadConfig } from "../config.ts";
+import { DomainError } from "../domain/errors.ts";
+import { requestPdfCopy } from "../domain/documents.ts";
+import { requirePerson, setPasswordHash } from "../domain/people.ts";
+import { openSqliteStore } from "../../events/sqlite_store.ts";
+import { dataPaths } from "../app.ts";
+import { requireFlag, UsageError } from "./args.ts";
+import type { Command } from "./commands.ts";
+import { progress, progressDone } from "./commands.ts";
+
+async function readSecretLine(prompt: string): Promise<string> {
+  if (Deno.stdin.isTerminal()) {
+    Deno.stderr.writeSync(new TextEncoder().encode(prompt));
+    Deno.stdin.setRaw(true);
+    let value = "";
+    const buffer = new Uint8Array(1);
+    try {
+      for (;;) {
+        const n = await Deno.stdin.read(buffer);
+        if (n === null || buffer[0] === 13 || buffer[0] === 10) break;
+        if (buffer[0] === 3) throw new UsageError("Cancelled");
+        if (buffer[0] === 127) value = value.slice(0, -1);
+        else value += String.fromCharCode(buffer[0]!);
+      }
+    } finally {
+      Deno.stdin.setRaw(false);
+      Deno.stderr.writeSync(new TextEncoder().encode("\n"));
+    }
+    return value;
+  }
+  const chunks: Uint8Array[] = [];
+  for await (const chunk of Deno.stdin.readable) chunks.push(chunk);
+  const text = new TextDecoder().decode(new Uint8Array(chunks.flatMap((c) => [...c])));
+  return text.split(/\r?\n/)[0] ?? "";
+}
+
+/** The commands defined here. */
+export const extraCommands: Record<string, Command> = {
+  "serve": {
+    usage: "sergo serve [--data DIR] [--host HOST] [--port PORT] [--cert FILE --key FILE]",
+    summary: "Serves the console, the API and /mcp; SIGINT or SIGTERM stop it cleanly.",
+    options: {
+      host: { help: "address to listen on (SERGO_HOST, default 127.0.0.1)" },
+      port: { help: "port (SERGO_PORT, default 8787)" },
+      cert: { help: "TLS certificate file (PEM), for https" },
+      key: { help: "TLS private key file (PEM), for https" },
+    },
+    async run(_parsed, context) {
+      const { serveUntilSignalled } = await import("./serve.ts");
+      return await serveUntilSignalled(loadConfig(context.args));
+    },
+  },
+  "mcp-stdio": {
+    usage: "sergo mcp-stdio --key-env SERGO_KEY [--data DIR]",
+    summary: "Serves one agent key's MCP server over stdio, for clients that launch a command; audited like HTTP.",
+    options: { "key-env": { help: "the environment variable holding the agent key's value" } },
+    async run(parsed, context) {
+      const variable = requireFlag(parsed, "key-env", extraCommands["mcp-stdio"]!);
+      const value = Deno.env.get(variable);
+      if (!value) throw new UsageError(`The environment variable ${variable} is not set`);
+      const app = await openApp(context.dataDir);
+      app.watch(250);
+      try {
+        const { createServices } = await import("../services.ts");
+        const services = await createServices(app, loadConfig(context.args));
+        const { serveStdio } = await import("../mcp/stdio.ts");
+        await serveStdio(services.mcpDeps, value);
+        await services.close();
+      } finally {
+        await app.close();
+      }
+      return 0;
+    },
+  },
+  "pdf-copy": {
+    usage: "sergo pdf-copy ID",
+    summary: "Makes a PDF copy of an Office or text file now (the console's \"Make a PDF copy\") and prints the outcome.",
+    positionals: [1, 1],
+    async run(parsed, context) {
+      const app = await context.open();
+      try {
+        const id = parsed.positionals[0]!;
+        const doc = getDocument(app.db, id);
+        if (!doc) throw new DomainError("not_found", `No document with id "${id}"`);
+        await requestPdfCopy(app, { personId: doc.person_id, documentId: id }, "cli");
+        const { PdfCopyWorker } = await import("../workers/pdf_copy_worker.ts");
+        const worker = new PdfCopyWorker(app);
+        for (;;) {
+          app.catchUp();
+          const current = getDocument(app.db, id);
+          if (!current || current.pdf_copy_status !== "pending") break;
+          progress("making the PDF copy…");
+          worker.kick();
+          await new Promise((resolve) => setTimeout(resolve, 200));
+        }
+        await worker.stop();
+        progressDone();
+        const done = getDocument(app.db, id)!;
+        if (done.pdf_copy_status === "made") {
+          console.log(`PDF copy made: ${done.pdf_copy_pages} pages`);
+          return 0;
+        }
+        console.log(`PDF copy failed: ${done.pdf_copy_reason}`);
+        return 1;
+      } finally {
+        await app.close();
+      }
+    },
+  },
+  "person password": {
+    usage: "sergo person password --email EMAIL   (the password is read from the terminal or stdin)",
+    summary: "Sets a person's console password, stored as a scrypt hash.",
+    options: { email: { help: "the person's email" } },
+    async run(parsed, context) {
+      const email = requireFlag(parsed, "email", extraCommands["person password"]!);
+      const app = await context.open();
+      try {
+        const person = requirePerson(app, email);
+        const password = await readSecretLine("Password: ");
+        if (password.length < 8) throw new UsageError("The password must have at least 8 characters");
+        if (password.length > 1024) throw new UsageError("The password must have at most 1,024 characters");
+        const { hashPassword } = await import("../auth/passwords.ts");
+        await setPasswordHash(app, person.person_id, await hashPassword(password));
+        console.log(`Password set for ${person.email}.`);
+        return 0;
+      } finally {
+        await app.close();
+      }
+    },
+  },
+  "audit": {
+    usage: "sergo audit export|verify|public-key …  (sergo audit --help)",
+    summary: "Exports the audit for compliance, verifies an export, or prints the signing public key.",
+    raw: true,
+    async run(_parsed, context) {
+      const { auditCommand } = await import("../audit/cli.ts");
+      return await auditCommand(context.args, {
+        dataDir: context.dataDir,
+        openStore: () => openSqliteStore(dataPaths(context.dataDir).events),
+        openProjections: async () => (await openApp(context.dataDir)).db,
+      });
+    },
+  },
+};

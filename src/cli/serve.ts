@@ -1,0 +1,97 @@
+/**
+ * `sergo serve`: opens the data directory, keeps the projections up to date
+ * with the log, runs the background workers and serves HTTP (or HTTPS).
+ * SIGINT/SIGTERM finish in-flight requests and work, then close the
+ * databases cleanly.
+ *
+ * @module
+ */
+import { openApp, type SergoApp } from "../app.ts";
+import type { Config } from "../config.ts";
+import { createExtractionPool } from "../processing/worker_pool.ts";
+import { ProcessingWorker } from "../workers/processing_worker.ts";
+import { createHandler } from "../http/server.ts";
+import { createApi } from "../http/api.ts";
+import { createMcpEndpoint } from "../mcp/endpoint.ts";
+import { createServices, type Services } from "../services.ts";
+import { progress, progressDone } from "./commands.ts";
+
+/** A running server: its address, and how to stop it. */
+export interface RunningServer {
+  app: SergoApp;
+  services: Services;
+  url: string;
+  /** Stops accepting, finishes in-flight work and closes everything. */
+  stop(): Promise<void>;
+  finished: Promise<void>;
+}
+
+/** Starts the server with a configuration; tests use it too, with port 0. */
+export async function startServer(config: Config, options: { now?: () => Date; quiet?: boolean } = {}): Promise<RunningServer> {
+  const started = performance.now();
+  const app = await openApp(config.dataDir, {
+    now: options.now,
+    onProgress: (position, head) => progress(`rebuilding projections: ${position}/${head} events`),
+  });
+  progressDone();
+  app.watch(250);
+  const services = await createServices(app, config);
+  const pool = createExtractionPool();
+  const worker = new ProcessingWorker(app, pool, { workerId: "serve" });
+  app.onApplied(() => {
+    worker.kick();
+    services.kick();
+  });
+  worker.kick();
+  services.kick();
+
+  const handler = createHandler({
+    app,
+    mcp: createMcpEndpoint(services.mcpDeps),
+    api: createApi(services),
+    console: services.console,
+    health: services.health,
+  });
+  const tls = config.certFile && config.keyFile
+    ? { cert: await Deno.readTextFile(config.certFile), key: await Deno.readTextFile(config.keyFile) }
+    : null;
+  let resolveListening: (addr: Deno.NetAddr) => void;
+  const listening = new Promise<Deno.NetAddr>((resolve) => (resolveListening = resolve));
+  const server = Deno.serve({
+    hostname: config.host,
+    port: config.port,
+    ...(tls ?? {}),
+    onListen: (addr) => resolveListening(addr as Deno.NetAddr),
+  }, handler);
+  const addr = await listening;
+  const scheme = tls ? "https" : "http";
+  const host = addr.hostname.includes(":") ? `[${addr.hostname}]` : addr.hostname;
+  const url = `${scheme}://${host}:${addr.port}`;
+  if (!options.quiet) {
+    console.log(`Sergo is serving ${config.dataDir} at ${url} (ready in ${Math.round(performance.now() - started)} ms)`);
+  }
+  let stopping: Promise<void> | null = null;
+  const stop = () =>
+    stopping ??= (async () => {
+      await server.shutdown();
+      await worker.stop();
+      await services.close();
+      await pool.close();
+      await app.close();
+    })();
+  return { app, services, url, stop, finished: server.finished };
+}
+
+/** Runs the server until SIGINT or SIGTERM. */
+export async function serveUntilSignalled(config: Config): Promise<number> {
+  const running = await startServer(config);
+  const { promise, resolve } = Promise.withResolvers<void>();
+  const onSignal = () => resolve();
+  Deno.addSignalListener("SIGINT", onSignal);
+  Deno.addSignalListener("SIGTERM", onSignal);
+  await promise;
+  console.log("Stopping: finishing in-flight requests and work…");
+  await running.stop();
+  console.log("Stopped cleanly.");
+  return 0;
+}

@@ -1,0 +1,98 @@
+/**
+ * Configuration by flag or environment, checked at start-up: a bad value
+ * stops the command with one clear line.
+ *
+ * @module
+ */
+
+/** The settings of a Sergo install. */
+export interface Config {
+  /** The data directory: events.db, projections.db, blobs/. */
+  dataDir: string;
+  host: string;
+  port: number;
+  /** Largest upload in bytes. */
+  maxUploadBytes: number;
+  /** Origins allowed to call /mcp (none by default; requests without Origin are fine). */
+  allowedOrigins: string[];
+  /** MCP calls per second per key, and the burst. */
+  rateLimitPerSecond: number;
+  rateLimitBurst: number;
+  /** How many passages a search looks at. */
+  searchDepth: number;
+  /** The console's public URL, for connection snippets; default the request's origin. */
+  publicUrl: string | null;
+  /** TLS certificate and key files for https. */
+  certFile: string | null;
+  keyFile: string | null;
+}
+
+/** The error raised for a bad setting. */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+/** Reads a `--name value` or `--name=value` flag. */
+export function flagValue(args: readonly string[], name: string): string | undefined {
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === `--${name}`) {
+      const next = args[i + 1];
+      if (next === undefined || next.startsWith("--")) throw new ConfigError(`--${name} needs a value`);
+      return next;
+    }
+    if (arg.startsWith(`--${name}=`)) return arg.slice(name.length + 3);
+  }
+  return undefined;
+}
+
+function env(name: string): string | undefined {
+  try {
+    return Deno.env.get(name) || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function integer(name: string, raw: string, min: number, max: number): number {
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+/** Builds the configuration from flags, then the environment, then defaults. */
+export function loadConfig(args: readonly string[] = []): Config {
+  const dataDir = flagValue(args, "data") ?? env("SERGO_DATA") ?? "./data";
+  if (dataDir.trim() === "") throw new ConfigError("The data directory cannot be empty");
+  const host = flagValue(args, "host") ?? env("SERGO_HOST") ?? "127.0.0.1";
+  if (!/^[A-Za-z0-9.:\-\[\]]+$/.test(host)) throw new ConfigError(`Host "${host}" is not a host name or address`);
+  const port = integer("Port", flagValue(args, "port") ?? env("SERGO_PORT") ?? "8787", 0, 65535);
+  const maxUploadMb = integer("SERGO_MAX_UPLOAD_MB", env("SERGO_MAX_UPLOAD_MB") ?? "200", 1, 100_000);
+  const origins = (env("SERGO_ALLOWED_ORIGINS") ?? "").split(",").map((o) => o.trim()).filter(Boolean);
+  for (const origin of origins) {
+    if (!/^https?:\/\/[^/]+$/.test(origin)) {
+      throw new ConfigError(`Allowed origin "${origin}" must look like https://host[:port]`);
+    }
+  }
+  const publicUrl = env("SERGO_PUBLIC_URL") ?? null;
+  if (publicUrl !== null && !/^https?:\/\/[^\s]+$/.test(publicUrl)) {
+    throw new ConfigError(`SERGO_PUBLIC_URL "${publicUrl}" must be an http or https URL`);
+  }
+  const certFile = flagValue(args, "cert") ?? env("SERGO_TLS_CERT") ?? null;
+  const keyFile = flagValue(args, "key") ?? env("SERGO_TLS_KEY") ?? null;
+  if ((certFile === null) !== (keyFile === null)) throw new ConfigError("Give both --cert and --key for https, or neither");
+  return {
+    dataDir,
+    host,
+    port,
+    maxUploadBytes: maxUploadMb * 1024 * 1024,
+    allowedOrigins: origins,
+    rateLimitPerSecond: integer("SERGO_RATE_LIMIT", env("SERGO_RATE_LIMIT") ?? "50", 1, 1_000_000),
+    rateLimitBurst: integer("SERGO_RATE_BURST", env("SERGO_RATE_BURST") ?? "200", 1, 10_000_000),
+    searchDepth: integer("SERGO_SEARCH_DEPTH", env("SERGO_SEARCH_DEPTH") ?? "50", 10, 1000),
+    publicUrl,
+    certFile,
+    keyFile,
+  };
+}

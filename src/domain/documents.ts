@@ -1,0 +1,189 @@
+/**
+ * Commands on documents: upload, move, delete, process again, ask for a PDF
+ * copy.
+ *
+ * @module
+ */
+import type { DatabaseSync } from "node:sqlite";
+import { type DocumentType, type Preset, PRESETS } from "../../events/types.ts";
+import { type DocumentRow, getDocument } from "../../projections/catalogue.ts";
+import type { SergoApp } from "../app.ts";
+import { DomainError } from "./errors.ts";
+import { requireFolder } from "./folders.ts";
+import { newDocumentId } from "./ids.ts";
+import { checkFileName } from "./rules.ts";
+
+const EXTENSIONS: Record<string, DocumentType> = {
+  pdf: "pdf",
+  pptx: "pptx",
+  docx: "docx",
+  txt: "txt",
+  text: "txt",
+  md: "md",
+  markdown: "md",
+};
+
+/**
+ * Decides a document's type at upload from its first bytes, then its name.
+ * The processor checks the whole content later and refuses a file that is not
+ * what it claims, with the reason.
+ */
+export function guessType(head: Uint8Array, fileName: string): DocumentType {
+  const extension = fileName.includes(".") ? fileName.split(".").pop()!.toLowerCase() : "";
+  const byName = EXTENSIONS[extension];
+  const text = new TextDecoder("latin1").decode(head.subarray(0, 1024));
+  if (text.includes("%PDF-")) return "pdf";
+  if (head[0] === 0x50 && head[1] === 0x4b && (byName === "pptx" || byName === "docx")) return byName;
+  if (byName) return byName;
+  if (head.length > 0 && !head.subarray(0, 4096).includes(0)) return "txt";
+  throw new DomainError(
+    "unsupported",
+    `"${fileName}" is not a file Sergo reads: upload a PDF, PowerPoint (.pptx), Word (.docx), text or Markdown file`,
+  );
+}
+
+/** Checks a preset name. */
+export function checkPreset(preset: string): Preset {
+  if (!(PRESETS as readonly string[]).includes(preset)) {
+    throw new DomainError("invalid", `Preset "${preset}" is not one of: ${PRESETS.join(", ")}`);
+  }
+  if (preset === "standard") {
+    throw new DomainError("invalid", 'The "standard" preset needs a transcribing model, and none is configured here');
+  }
+  return preset as Preset;
+}
+
+/** Finds a person's document; another person's looks exactly like a missing one. */
+export function requireDocument(db: DatabaseSync, personId: string, documentId: string): DocumentRow {
+  const doc = getDocument(db, documentId);
+  if (!doc || doc.person_id !== personId) throw new DomainError("not_found", `No document with id "${documentId}"`);
+  return doc;
+}
+
+/** What an upload records, once its bytes are a blob. */
+export interface UploadInput {
+  personId: string;
+  folderId: string | null;
+  name: string;
+  sha256: string;
+  size: number;
+  type: DocumentType;
+  preset: string;
+}
+
+/** Records an uploaded document whose bytes are already in the blob store. */
+export async function recordUpload(app: SergoApp, input: UploadInput, actor: string): Promise<DocumentRow> {
+  const name = checkFileName(input.name);
+  const preset = checkPreset(input.preset);
+  if (input.folderId !== null) requireFolder(app.db, input.personId, input.folderId);
+  const documentId = newDocumentId();
+  await app.append(`document-${documentId}`, [{
+    type: "DocumentUploaded",
+    data: {
+      document_id: documentId,
+      person_id: input.personId,
+      folder_id: input.folderId,
+      name,
+      type: input.type,
+      size: input.size,
+      sha256: input.sha256,
+      preset,
+    },
+    metadata: app.meta(actor),
+  }], { expectedVersion: "no_stream" });
+  return getDocument(app.db, documentId)!;
+}
+
+/**
+ * Uploads a file that was streamed to `tempPath`: it becomes a blob, its type
+ * is decided by content, and the upload is recorded.
+ */
+export async function uploadFile(
+  app: SergoApp,
+  input: { personId: string; folderId: string | null; name: string; tempPath: string; preset?: string },
+  actor: string,
+): Promise<DocumentRow> {
+  const name = checkFileName(input.name);
+  checkPreset(input.preset ?? "basic");
+  if (input.folderId !== null) requireFolder(app.db, input.personId, input.folderId);
+  const head = new Uint8Array(4096);
+  let read: number | null;
+  {
+    using file = await Deno.open(input.tempPath, { read: true });
+    read = await file.read(head);
+  }
+  let type: DocumentType;
+  try {
+    type = guessType(head.subarray(0, read ?? 0), name);
+  } catch (error) {
+    await Deno.remove(input.tempPath).catch(() => {});
+    throw error;
+  }
+  const { sha256, size } = await app.blobs.adopt(input.tempPath);
+  return await recordUpload(app, {
+    personId: input.personId,
+    folderId: input.folderId,
+    name,
+    sha256,
+    size,
+    type,
+    preset: input.preset ?? "basic",
+  }, actor);
+}
+
+/** Moves a document to another folder (null for the root). */
+export async function moveDocument(
+  app: SergoApp,
+  input: { personId: string; documentId: string; folderId: string | null },
+  actor: string,
+): Promise<DocumentRow> {
+  const doc = requireDocument(app.db, input.personId, input.documentId);
+  if (input.folderId !== null) requireFolder(app.db, input.personId, input.folderId);
+  if (doc.folder_id === input.folderId) return doc;
+  await app.append(`document-${doc.document_id}`, [{
+    type: "DocumentMoved",
+    data: { document_id: doc.document_id, folder_id: input.folderId },
+    metadata: app.meta(actor),
+  }], { expectedVersion: "stream_exists" });
+  return getDocument(app.db, doc.document_id)!;
+}
+
+/** Deletes a document. */
+export async function deleteDocument(app: SergoApp, input: { personId: string; documentId: string }, actor: string): Promise<void> {
+  const doc = requireDocument(app.db, input.personId, input.documentId);
+  await app.append(`document-${doc.document_id}`, [{
+    type: "DocumentDeleted",
+    data: { document_id: doc.document_id },
+    metadata: app.meta(actor),
+  }], { expectedVersion: "stream_exists" });
+}
+
+/** Asks for a document to be processed again, with a preset. */
+export async function requestProcessing(
+  app: SergoApp,
+  input: { personId: string; documentId: string; preset: string },
+  actor: string,
+): Promise<DocumentRow> {
+  const doc = requireDocument(app.db, input.personId, input.documentId);
+  const preset = checkPreset(input.preset);
+  await app.append(`document-${doc.document_id}`, [{
+    type: preset === "none" ? "ProcessingFailed" : "ProcessingRequested",
+    data: preset === "none"
+      ? { document_id: doc.document_id, preset, reason: "Uploaded without processing" }
+      : { document_id: doc.document_id, preset },
+    metadata: app.meta(actor),
+  } as never], { expectedVersion: "stream_exists" });
+  return getDocument(app.db, doc.document_id)!;
+}
+
+/** Asks for a PDF copy of a document (Office and text files). */
+export async function requestPdfCopy(app: SergoApp, input: { personId: string; documentId: string }, actor: string): Promise<DocumentRow> {
+  const doc = requireDocument(app.db, input.personId, input.documentId);
+  if (doc.type === "pdf") throw new DomainError("invalid", `"${doc.name}" is a PDF already: it needs no PDF copy`);
+  await app.append(`document-${doc.document_id}`, [{
+    type: "PdfCopyRequested",
+    data: { document_id: doc.document_id },
+    metadata: app.meta(actor),
+  }], { expectedVersion: "stream_exists" });
+  return getDocument(app.db, doc.document_id)!;
+}

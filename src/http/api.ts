@@ -1,0 +1,544 @@
+/**
+ * The REST API under `/api/`: the caller, folders, documents (with streamed
+ * uploads), agent keys, personal keys, and the audit. Bodies are validated
+ * with zod, and `/api/openapi.json` is generated from the same schemas.
+ *
+ * @module
+ */
+import { z } from "zod";
+import {
+  type DocumentRow,
+  folderValue,
+  getDocument,
+  getPages,
+  getPerson,
+  listDocuments,
+  listFolders,
+} from "../../projections/catalogue.ts";
+import { listAgentKeys, oldValues, personalKeys, type AgentKey } from "../../projections/key_scopes.ts";
+import { authenticateApi, type ApiCaller } from "../auth/api_auth.ts";
+import { maskKey } from "../auth/key_format.ts";
+import {
+  deleteDocument,
+  moveDocument,
+  requestPdfCopy,
+  requestProcessing,
+  requireDocument,
+  uploadFile,
+} from "../domain/documents.ts";
+import { DomainError } from "../domain/errors.ts";
+import {
+  createFolder,
+  deleteFolder,
+  ensureFolderPath,
+  moveFolder,
+  renameFolder,
+  requireFolder,
+  requireFolderPath,
+} from "../domain/folders.ts";
+import {
+  changeAgentKey,
+  createAgentKey,
+  createPersonalKey,
+  deleteAgentKey,
+  deletePersonalKey,
+  requireAgentKey,
+  revokeLoginToken,
+  rollAgentKey,
+} from "../domain/keys.ts";
+import type { Services } from "../services.ts";
+import { VERSION } from "../version.ts";
+import { errorResponse, errorToResponse, json, notFound } from "./json.ts";
+import { streamUploads } from "./uploads.ts";
+
+/** A route's context: the request, its caller and the path's groups. */
+interface RouteContext {
+  request: Request;
+  url: URL;
+  caller: ApiCaller;
+  params: Record<string, string>;
+  body: unknown;
+  actor: string;
+}
+
+interface Route {
+  method: string;
+  path: string;
+  summary: string;
+  body?: z.ZodType;
+  query?: z.ZodObject;
+  /** Handles the request body itself (uploads). */
+  raw?: boolean;
+  handle(context: RouteContext, services: Services): Promise<Response>;
+  pattern: URLPattern;
+}
+
+const folderBody = z.object({
+  name: z.string().optional().describe("The new folder's name (with parent_id), or leave out and give path"),
+  parent_id: z.string().nullable().optional().describe("The parent folder's id; null or absent for the root"),
+  path: z.string().optional().describe("A path such as Energy outlooks/Basic; missing folders are made"),
+}).strict();
+const folderPatch = z.object({
+  name: z.string().optional(),
+  parent_id: z.string().nullable().optional().describe("Move under this folder; null for the root"),
+}).strict();
+const canRead = z.object({
+  folders: z.array(z.string()).max(1000).default([]),
+  documents: z.array(z.string()).max(1000).default([]),
+}).strict();
+const keyBody = z.object({
+  name: z.string(),
+  description: z.string().default(""),
+  can_read: canRead.default({ folders: [], documents: [] }),
+}).strict();
+const keyPatch = z.object({
+  name: z.string().optional(),
+  description: z.string().optional(),
+  can_read: canRead.optional(),
+}).strict();
+const rollBody = z.object({ grace: z.enum(["now", "1h", "24h", "7d"]) }).strict();
+const documentPatch = z.object({ folder_id: z.string().nullable() }).strict();
+const processBody = z.object({ preset: z.enum(["basic", "none"]).default("basic") }).strict();
+const listQuery = z.object({
+  folder_id: z.string().optional(),
+  limit: z.coerce.number().int().min(1).max(500).default(100),
+  offset: z.coerce.number().int().min(0).default(0),
+});
+
+/** A document as the API shows it. */
+export function documentJson(services: Services, doc: DocumentRow): Record<string, unknown> {
+  const person = getPerson(services.app.db, doc.person_id);
+  const folder = doc.folder_id === null
+    ? null
+    : services.app.db.prepare("SELECT path FROM cat_folders WHERE folder_id = ?").get(doc.folder_id) as
+      | { path: string }
+      | undefined;
+  return {
+    id: doc.document_id,
+    name: doc.name,
+    folder_id: doc.folder_id,
+    folder: folderValue(person?.name ?? "", folder?.path ?? null),
+    type: doc.type,
+    size: doc.size,
+    sha256: doc.sha256,
+    uploaded: doc.uploaded_at,
+    preset: doc.preset,
+    status: doc.status,
+    ...(doc.failure_reason ? { reason: doc.failure_reason } : {}),
+    pages: doc.page_count,
+    pages_estimated: doc.pages_estimated,
+    pages_to_view: doc.pages_to_view,
+    image_only_pages: doc.image_only_pages,
+    pdf_copy: {
+      status: doc.pdf_copy_status,
+      ...(doc.pdf_copy_pages ? { pages: doc.pdf_copy_pages } : {}),
+      ...(doc.pdf_copy_reason ? { reason: doc.pdf_copy_reason } : {}),
+    },
+  };
+}
+
+/** An agent key as the API shows it: masked, with its old values still in their grace time. */
+export function keyJson(services: Services, key: AgentKey): Record<string, unknown> {
+  return {
+    id: key.key_id,
+    name: key.name,
+    description: key.description,
+    can_read: key.can_read,
+    key: maskKey("agent", key.last4),
+    created: key.created_at,
+    old_values: oldValues(services.app.db, key.key_id, services.app.now()).map((v) => ({
+      key: maskKey("agent", v.last4),
+      works_until: v.expires_at,
+    })),
+  };
+}
+
+function route(method: string, path: string, spec: Omit<Route, "method" | "path" | "pattern">): Route {
+  return { method, path, ...spec, pattern: new URLPattern({ pathname: path }) };
+}
+
+const ROUTES: Route[] = [
+  route("GET", "/api/me", {
+    summary: "The caller: who they are",
+    handle: ({ caller }, s) => {
+      const person = getPerson(s.app.db, caller.personId)!;
+      return Promise.resolve(json({ id: person.person_id, name: person.name, email: person.email, via: caller.kind }));
+    },
+  }),
+  route("GET", "/api/folders", {
+    summary: "Every folder of the caller, by path",
+    handle: ({ caller }, s) => {
+      const person = getPerson(s.app.db, caller.personId)!;
+      return Promise.resolve(json({
+        root: folderValue(person.name, null),
+        folders: listFolders(s.app.db, caller.personId).map((f) => ({
+          id: f.folder_id,
+          name: f.name,
+          parent_id: f.parent_id,
+          path: f.path,
+          folder: folderValue(person.name, f.path),
+        })),
+      }));
+    },
+  }),
+  route("POST", "/api/folders", {
+    summary: "Create a folder (name + parent_id) or a path",
+    body: folderBody,
+    handle: async ({ caller, body, actor }, s) => {
+      const b = body as z.infer<typeof folderBody>;
+      const folder = b.path !== undefined
+        ? await ensureFolderPath(s.app, { personId: caller.personId, path: b.path }, actor)
+        : await createFolder(s.app, {
+          personId: caller.personId,
+          parentId: b.parent_id ?? null,
+          name: b.name ?? "",
+        }, actor);
+      return json({ id: folder.folder_id, name: folder.name, parent_id: folder.parent_id, path: folder.path }, 201);
+    },
+  }),
+  route("PATCH", "/api/folders/:id", {
+    summary: "Rename or move a folder; its id stays",
+    body: folderPatch,
+    handle: async ({ caller, body, params, actor }, s) => {
+      const b = body as z.infer<typeof folderPatch>;
+      requireFolder(s.app.db, caller.personId, params.id!);
+      if (b.name !== undefined) await renameFolder(s.app, { personId: caller.personId, folderId: params.id!, name: b.name }, actor);
+      if (b.parent_id !== undefined) {
+        await moveFolder(s.app, { personId: caller.personId, folderId: params.id!, parentId: b.parent_id }, actor);
+      }
+      const f = requireFolder(s.app.db, caller.personId, params.id!);
+      return json({ id: f.folder_id, name: f.name, parent_id: f.parent_id, path: f.path });
+    },
+  }),
+  route("DELETE", "/api/folders/:id", {
+    summary: "Delete a folder; one that holds anything needs ?recursive=true",
+    handle: async ({ caller, params, url, actor }, s) => {
+      await deleteFolder(s.app, {
+        personId: caller.personId,
+        folderId: params.id!,
+        recursive: url.searchParams.get("recursive") === "true",
+      }, actor);
+      return new Response(null, { status: 204 });
+    },
+  }),
+  route("GET", "/api/documents", {
+    summary: "The caller's documents, newest first; ?folder_id= narrows to a folder (with everything inside)",
+    query: listQuery,
+    handle: ({ caller, url }, s) => {
+      const q = parseQuery(listQuery, url);
+      let folderIds: string[] | null = null;
+      if (q.folder_id !== undefined) {
+        requireFolder(s.app.db, caller.personId, q.folder_id);
+        folderIds = s.app.db.prepare(
+          `WITH RECURSIVE t(id) AS (SELECT ? UNION SELECT f.folder_id FROM cat_folders f JOIN t ON f.parent_id = t.id)
+           SELECT id FROM t`,
+        ).all(q.folder_id).map((r) => (r as { id: string }).id);
+      }
+      const { total, items } = listDocuments(s.app.db, { personId: caller.personId, folderIds, documentIds: [] }, q);
+      return Promise.resolve(json({ total, items: items.map((d) => documentJson(s, d)) }));
+    },
+  }),
+  route("POST", "/api/documents", {
+    summary:
+      "Upload: multipart/form-data (fields folder_id or folder, preset; one or more files) or a raw body with ?name=&folder=&preset=",
+    raw: true,
+    handle: async ({ caller, request, url, actor }, s) => {
+      const uploads = await streamUploads(request, url, s.app.blobs, s.config.maxUploadBytes);
+      const created: Record<string, unknown>[] = [];
+      const errors: Array<{ name: string; code: string; message: string }> = [];
+      try {
+        const folderId = uploads.fields.folder_id
+          ? requireFolder(s.app.db, caller.personId, uploads.fields.folder_id).folder_id
+          : uploads.fields.folder
+          ? requireFolderPath(s.app.db, caller.personId, uploads.fields.folder).folder_id
+          : null;
+        for (const file of uploads.files) {
+          try {
+            const doc = await uploadFile(s.app, {
+              personId: caller.personId,
+              folderId,
+              name: file.name,
+              tempPath: file.tempPath,
+              preset: uploads.fields.preset ?? "basic",
+            }, actor);
+            created.push(documentJson(s, doc));
+          } catch (error) {
+            if (!(error instanceof DomainError)) throw error;
+            errors.push({ name: file.name, code: error.code, message: error.message });
+          }
+        }
+      } finally {
+        for (const file of uploads.files) await Deno.remove(file.tempPath).catch(() => {});
+      }
+      if (created.length === 0 && errors.length === 1) {
+        const e = errors[0]!;
+        return errorResponse(e.code === "unsupported" ? 415 : 400, e.code, e.message);
+      }
+      return json({ documents: created, ...(errors.length ? { errors } : {}) }, created.length ? 201 : 400);
+    },
+  }),
+  route("GET", "/api/documents/:id", {
+    summary: "One document",
+    handle: ({ caller, params }, s) =>
+      Promise.resolve(json(documentJson(s, requireDocument(s.app.db, caller.personId, params.id!)))),
+  }),
+  route("PATCH", "/api/documents/:id", {
+    summary: "Move a document to another folder (null for the root)",
+    body: documentPatch,
+    handle: async ({ caller, params, body, actor }, s) => {
+      const b = body as z.infer<typeof documentPatch>;
+      const doc = await moveDocument(s.app, { personId: caller.personId, documentId: params.id!, folderId: b.folder_id }, actor);
+      return json(documentJson(s, doc));
+    },
+  }),
+  route("DELETE", "/api/documents/:id", {
+    summary: "Delete a document",
+    handle: async ({ caller, params, actor }, s) => {
+      await deleteDocument(s.app, { personId: caller.personId, documentId: params.id! }, actor);
+      return new Response(null, { status: 204 });
+    },
+  }),
+  route("POST", "/api/documents/:id/process", {
+    summary: "Process a document again with a preset",
+    body: processBody,
+    handle: async ({ caller, params, body, actor }, s) => {
+      const b = body as z.infer<typeof processBody>;
+      const doc = await requestProcessing(s.app, { personId: caller.personId, documentId: params.id!, preset: b.preset }, actor);
+      return json(documentJson(s, doc), 202);
+    },
+  }),
+  route("POST", "/api/documents/:id/pdf-copy", {
+    summary: "Make a PDF copy of an Office or text file",
+    handle: async ({ caller, params, actor }, s) => {
+      const doc = await requestPdfCopy(s.app, { personId: caller.personId, documentId: params.id! }, actor);
+      return json(documentJson(s, doc), 202);
+    },
+  }),
+  route("GET", "/api/documents/:id/pages/:page", {
+    summary: "One page's text and marks",
+    handle: ({ caller, params }, s) => {
+      const doc = requireDocument(s.app.db, caller.personId, params.id!);
+      const n = Number(params.page);
+      const page = Number.isInteger(n) ? getPages(s.app.db, doc.document_id, n, n)[0] : undefined;
+      if (!page) throw new DomainError("not_found", `"${doc.name}" has no page ${params.page}`);
+      return Promise.resolve(json({ document_id: doc.document_id, ...page }));
+    },
+  }),
+  route("GET", "/api/documents/:id/pages/:page/image", {
+    summary: "One page as a PNG (the same drawing as view_page)",
+    handle: async ({ caller, params }, s) => {
+      const doc = requireDocument(s.app.db, caller.personId, params.id!);
+      const png = await s.pagePicture(doc, Number(params.page), "image");
+      return new Response(png as Uint8Array<ArrayBuffer>, {
+        headers: { "content-type": "image/png", "cache-control": "private, max-age=3600" },
+      });
+    },
+  }),
+  route("GET", "/api/keys", {
+    summary: "The caller's agent keys, masked",
+    handle: ({ caller }, s) => Promise.resolve(json({ keys: listAgentKeys(s.app.db, caller.personId).map((k) => keyJson(s, k)) })),
+  }),
+  route("POST", "/api/keys", {
+    summary: "Create an agent key; its value is in this answer only",
+    body: keyBody,
+    handle: async ({ caller, body, actor }, s) => {
+      const b = body as z.infer<typeof keyBody>;
+      const { key, value } = await createAgentKey(s.app, {
+        personId: caller.personId,
+        name: b.name,
+        description: b.description,
+        canRead: b.can_read,
+      }, actor);
+      return json({ ...keyJson(s, key), value }, 201);
+    },
+  }),
+  route("PATCH", "/api/keys/:id", {
+    summary: "Change an agent key's name, description or what it can read",
+    body: keyPatch,
+    handle: async ({ caller, params, body, actor }, s) => {
+      const b = body as z.infer<typeof keyPatch>;
+      const key = await changeAgentKey(s.app, {
+        personId: caller.personId,
+        keyId: params.id!,
+        name: b.name,
+        description: b.description,
+        canRead: b.can_read,
+      }, actor);
+      return json(keyJson(s, key));
+    },
+  }),
+  route("POST", "/api/keys/:id/roll", {
+    summary: "Roll an agent key: a new value; the old one works for the grace time",
+    body: rollBody,
+    handle: async ({ caller, params, body, actor }, s) => {
+      const b = body as z.infer<typeof rollBody>;
+      const rolled = await rollAgentKey(s.app, { personId: caller.personId, keyId: params.id!, grace: b.grace }, actor);
+      return json({ ...keyJson(s, rolled.key), value: rolled.value, old_value_works_until: rolled.oldExpiresAt });
+    },
+  }),
+  route("DELETE", "/api/keys/:id", {
+    summary: "Delete an agent key: every value stops at once",
+    handle: async ({ caller, params, actor }, s) => {
+      requireAgentKey(s.app.db, caller.personId, params.id!);
+      await deleteAgentKey(s.app, { personId: caller.personId, keyId: params.id! }, actor);
+      return new Response(null, { status: 204 });
+    },
+  }),
+  route("GET", "/api/personal-keys", {
+    summary: "The caller's personal keys, masked",
+    handle: ({ caller }, s) =>
+      Promise.resolve(json({
+        keys: personalKeys(s.app.db, caller.personId).map((k) => ({
+          id: k.key_id,
+          key: maskKey("personal", k.last4),
+          created: k.created_at,
+        })),
+      })),
+  }),
+  route("POST", "/api/personal-keys", {
+    summary: "Create a personal key; its value is in this answer only",
+    handle: async ({ caller, actor }, s) => {
+      const { keyId, value } = await createPersonalKey(s.app, { personId: caller.personId }, actor);
+      return json({ id: keyId, value }, 201);
+    },
+  }),
+  route("DELETE", "/api/personal-keys/:id", {
+    summary: "Delete a personal key",
+    handle: async ({ caller, params, actor }, s) => {
+      await deletePersonalKey(s.app, { personId: caller.personId, keyId: params.id! }, actor);
+      return new Response(null, { status: 204 });
+    },
+  }),
+  route("DELETE", "/api/session", {
+    summary: "Sign out: revoke the login token this request carries",
+    handle: async ({ caller, actor }, s) => {
+      if (caller.kind !== "login") throw new DomainError("invalid", "Only a login token can sign out; this request used a personal key");
+      await revokeLoginToken(s.app, { tokenId: caller.credentialId }, actor);
+      return new Response(null, { status: 204 });
+    },
+  }),
+];
+
+function parseQuery<T extends z.ZodObject>(schema: T, url: URL): z.infer<T> {
+  const result = schema.safeParse(Object.fromEntries(url.searchParams));
+  if (!result.success) throw new DomainError("invalid", zodMessage(result.error));
+  return result.data;
+}
+
+/** One sentence from a zod error: which field and what is wrong. */
+export function zodMessage(error: z.ZodError): string {
+  const issue = error.issues[0];
+  if (!issue) return "The request is not valid";
+  const where = issue.path.length ? `"${issue.path.join(".")}"` : "The body";
+  if (issue.code === "unrecognized_keys") return `Unknown field ${issue.keys.map((k) => `"${k}"`).join(", ")}`;
+  return `${where}: ${issue.message}`;
+}
+
+/** The OpenAPI 3.1 document of the API, generated from the route schemas. */
+export function openApiDocument(): Record<string, unknown> {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const r of ROUTES) {
+    const path = r.path.replace(/:(\w+)/g, "{$1}");
+    const params = [...r.path.matchAll(/:(\w+)/g)].map((m) => ({
+      name: m[1],
+      in: "path",
+      required: true,
+      schema: { type: "string" },
+    }));
+    paths[path] ??= {};
+    paths[path][r.method.toLowerCase()] = {
+      summary: r.summary,
+      ...(params.length ? { parameters: params } : {}),
+      ...(r.body
+        ? { requestBody: { required: true, content: { "application/json": { schema: z.toJSONSchema(r.body, { io: "input" }) } } } }
+        : {}),
+      responses: { "default": { description: "JSON; errors are {code, message}" } },
+      security: [{ bearer: [] }],
+    };
+  }
+  return {
+    openapi: "3.1.0",
+    info: { title: "Sergo API", version: VERSION },
+    components: { securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "A personal key or a login token" } } },
+    paths,
+  };
+}
+
+/** Builds the API handler over the services. */
+export function createApi(services: Services): (request: Request) => Promise<Response> {
+  const openapi = JSON.stringify(openApiDocument());
+  return async (request) => {
+    const url = new URL(request.url);
+    if (url.pathname === "/api/openapi.json" && request.method === "GET") {
+      return new Response(openapi, { headers: { "content-type": "application/json" } });
+    }
+    const auth = authenticateApi(services.app.db, request, services.app.now());
+    if (auth instanceof Response) return auth;
+    if (auth.viaCookie && request.method !== "GET" && !services.checkCsrf(request)) {
+      return errorResponse(403, "csrf", "This form has expired — reload the page and try again");
+    }
+    if (url.pathname.startsWith("/api/audit")) {
+      const response = await services.audit(request, auth.personId);
+      if (response) return response;
+    }
+    let methodMismatch = false;
+    for (const r of ROUTES) {
+      const match = r.pattern.exec({ pathname: url.pathname });
+      if (!match) continue;
+      if (r.method !== request.method) {
+        methodMismatch = true;
+        continue;
+      }
+      try {
+        let body: unknown = undefined;
+        if (r.body) {
+          const type = request.headers.get("content-type") ?? "";
+          if (!type.includes("application/json")) {
+            return errorResponse(415, "unsupported", "Send the body as JSON (Content-Type: application/json)");
+          }
+          const text = await readLimited(request, 1_000_000);
+          let raw: unknown;
+          try {
+            raw = text === "" ? {} : JSON.parse(text);
+          } catch {
+            return errorResponse(400, "invalid", "The body is not valid JSON");
+          }
+          const parsed = r.body.safeParse(raw);
+          if (!parsed.success) return errorResponse(400, "invalid", zodMessage(parsed.error));
+          body = parsed.data;
+        }
+        const actor = `${auth.kind === "personal" ? "personal-key" : "login"}-${auth.credentialId}`;
+        return await r.handle({
+          request,
+          url,
+          caller: auth,
+          params: match.pathname.groups as Record<string, string>,
+          body,
+          actor: `person-${auth.personId}/${actor}`,
+        }, services);
+      } catch (error) {
+        return errorToResponse(error);
+      }
+    }
+    if (methodMismatch) return errorResponse(405, "method_not_allowed", `${request.method} is not allowed on ${url.pathname}`);
+    return notFound();
+  };
+}
+
+async function readLimited(request: Request, limit: number): Promise<string> {
+  if (!request.body) return "";
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of request.body) {
+    size += chunk.byteLength;
+    if (size > limit) throw new DomainError("too_large", `The body is too large: at most ${limit} bytes`);
+    chunks.push(chunk);
+  }
+  const all = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    all.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return new TextDecoder().decode(all);
+}

@@ -1,0 +1,54 @@
+/**
+ * The HTTP surface: `/healthz`, `/mcp`, `/api/…` and the console, as one
+ * handler `(Request) → Promise<Response>` that tests call without a port.
+ *
+ * @module
+ */
+import { VERSION } from "../version.ts";
+import type { SergoApp } from "../app.ts";
+import { errorToResponse, json, notFound } from "./json.ts";
+
+/** A request handler. */
+export type Handler = (request: Request, info?: Deno.ServeHandlerInfo) => Promise<Response>;
+
+/** What the HTTP surface is built from. */
+export interface HttpDeps {
+  app: SergoApp;
+  /** The `/mcp` endpoint. */
+  mcp?: Handler;
+  /** The REST API under `/api/`. */
+  api?: Handler;
+  /** The console under `/`. */
+  console?: Handler;
+  /** Extra facts for `/healthz`, such as whether the PDF converter is installed. */
+  health?: () => Promise<Record<string, unknown>>;
+}
+
+/** Builds the handler of the whole HTTP surface. */
+export function createHandler(deps: HttpDeps): Handler {
+  return async (request, info) => {
+    const url = new URL(request.url);
+    try {
+      if (url.pathname === "/healthz") {
+        const head = deps.app.head();
+        const behind = head.position - deps.app.projector.position;
+        return json({
+          ok: deps.app.projector.failure === null,
+          version: VERSION,
+          log: { position: head.position, hash: head.hash },
+          projections: { position: deps.app.projector.position, behind },
+          ...(deps.health ? await deps.health() : {}),
+        });
+      }
+      if (url.pathname === "/mcp" && deps.mcp) return await deps.mcp(request, info);
+      if ((url.pathname === "/api" || url.pathname.startsWith("/api/")) && deps.api) return await deps.api(request, info);
+      if (deps.console && !url.pathname.startsWith("/.well-known/")) {
+        const response = await deps.console(request, info);
+        if (response.status !== 404) return response;
+      }
+      return notFound();
+    } catch (error) {
+      return errorToResponse(error);
+    }
+  };
+}

@@ -1,0 +1,129 @@
+/**
+ * Streams uploads to disk without holding a whole file in memory:
+ * `multipart/form-data` through busboy, or a raw body with `?name=`.
+ *
+ * @module
+ */
+import { Buffer } from "node:buffer";
+import Busboy from "busboy";
+import type { BlobStore } from "../blob_store.ts";
+import { DomainError } from "../domain/errors.ts";
+
+/** Most files in one multipart upload. */
+export const MAX_FILES_PER_UPLOAD = 100;
+
+/** One file of an upload, streamed to a temporary path. */
+export interface UploadedFile {
+  name: string;
+  tempPath: string;
+  size: number;
+}
+
+/** The fields and files of an upload. */
+export interface Uploads {
+  fields: Record<string, string>;
+  files: UploadedFile[];
+}
+
+function tooLarge(limit: number): DomainError {
+  return new DomainError("too_large", `The file is larger than the upload limit of ${Math.round(limit / 1024 / 1024)} MB`);
+}
+
+/** Reads an upload request's files to temporary paths in the blob store's folder. */
+export async function streamUploads(request: Request, url: URL, blobs: BlobStore, maxBytes: number): Promise<Uploads> {
+  const type = request.headers.get("content-type") ?? "";
+  const length = Number(request.headers.get("content-length") ?? "0");
+  if (length > maxBytes + 1_000_000) throw tooLarge(maxBytes);
+  if (!request.body) throw new DomainError("invalid", "The upload has no body");
+  if (type.startsWith("multipart/form-data")) return await streamMultipart(request, blobs, maxBytes);
+  const name = url.searchParams.get("name");
+  if (!name) throw new DomainError("invalid", "Give the file's name as ?name= (or upload as multipart/form-data)");
+  const fields: Record<string, string> = {};
+  for (const key of ["folder", "folder_id", "preset"]) {
+    const value = url.searchParams.get(key);
+    if (value !== null) fields[key] = value;
+  }
+  const tempPath = await blobs.tempPath();
+  let size = 0;
+  try {
+    using file = await Deno.open(tempPath, { write: true, create: true, truncate: true });
+    const writer = file.writable.getWriter();
+    for await (const chunk of request.body) {
+      size += chunk.byteLength;
+      if (size > maxBytes) throw tooLarge(maxBytes);
+      await writer.write(chunk);
+    }
+    await writer.close();
+  } catch (error) {
+    await Deno.remove(tempPath).catch(() => {});
+    throw error;
+  }
+  if (size === 0) {
+    await Deno.remove(tempPath).catch(() => {});
+    throw new DomainError("invalid", `"${name}" is empty`);
+  }
+  return { fields, files: [{ name, tempPath, size }] };
+}
+
+async function streamMultipart(request: Request, blobs: BlobStore, maxBytes: number): Promise<Uploads> {
+  const fields: Record<string, string> = {};
+  const files: UploadedFile[] = [];
+  const writes: Promise<void>[] = [];
+  let failure: Error | null = null;
+  const busboy = Busboy({
+    headers: Object.fromEntries(request.headers),
+    limits: { fileSize: maxBytes, files: MAX_FILES_PER_UPLOAD, fields: 20, fieldSize: 10_000 },
+  });
+  const done = new Promise<void>((resolve, reject) => {
+    busboy.on("field", (name: string, value: string) => {
+      fields[name] = value;
+    });
+    busboy.on("file", (_field: string, stream: NodeJS.ReadableStream & { truncated?: boolean }, info: { filename: string }) => {
+      const name = info.filename ?? "";
+      writes.push((async () => {
+        const tempPath = await blobs.tempPath();
+        const entry: UploadedFile = { name, tempPath, size: 0 };
+        files.push(entry);
+        using file = await Deno.open(tempPath, { write: true, create: true, truncate: true });
+        const writer = file.writable.getWriter();
+        let limited = false;
+        stream.on("limit", () => (limited = true));
+        for await (const chunk of stream as AsyncIterable<Buffer>) {
+          entry.size += chunk.byteLength;
+          await writer.write(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+        }
+        await writer.close();
+        if (limited) failure ??= tooLarge(maxBytes);
+      })());
+    });
+    busboy.on("filesLimit", () => {
+      failure ??= new DomainError("invalid", `At most ${MAX_FILES_PER_UPLOAD} files in one upload`);
+    });
+    busboy.on("error", (error: unknown) => reject(error));
+    busboy.on("close", () => resolve());
+  });
+  try {
+    for await (const chunk of request.body!) {
+      if (!busboy.write(Buffer.from(chunk))) await new Promise((resolve) => busboy.once("drain", resolve));
+    }
+    busboy.end();
+    await done;
+    await Promise.all(writes);
+  } catch (error) {
+    await Promise.allSettled(writes);
+    for (const file of files) await Deno.remove(file.tempPath).catch(() => {});
+    if (error instanceof DomainError) throw error;
+    throw new DomainError("invalid", `The upload could not be read: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  if (failure) {
+    for (const file of files) await Deno.remove(file.tempPath).catch(() => {});
+    throw failure;
+  }
+  const empty = files.filter((f) => f.size === 0 || f.name === "");
+  if (files.length === 0 || empty.length === files.length) {
+    for (const file of files) await Deno.remove(file.tempPath).catch(() => {});
+    throw new DomainError("invalid", "The upload holds no file: add one or more files");
+  }
+  for (const file of empty) await Deno.remove(file.tempPath).catch(() => {});
+  return { fields, files: files.filter((f) => !empty.includes(f)) };
+}

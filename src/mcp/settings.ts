@@ -1,0 +1,38 @@
+/**
+ * The settings of the MCP endpoint, with their defaults.
+ *
+ * @module
+ */
+import { VERSION } from "../version.ts";
+
+/** What an install can set for `/mcp`. */
+export interface McpSettings {
+  /** Origins allowed to call `/mcp`; requests without an Origin header are always fine. */
+  allowedOrigins: readonly string[];
+  /** Requests per second per key, refilled continuously. */
+  rateLimitPerSecond: number;
+  /** How many requests a key may make at once before the rate applies. */
+  rateLimitBurst: number;
+  /** How many passages a search ranks at most. */
+  searchDepth: number;
+  /** The longest `X-Sergo-End-User` value accepted, in characters. */
+  maxEndUserLength: number;
+  /** `serverInfo.version`. */
+  serverVersion: string;
+}
+
+/** The defaults: no origins, 50 calls/s with bursts of 200, search depth 50. */
+export const DEFAULT_MCP_SETTINGS: McpSettings = {
+  allowedOrigins: [],
+  rateLimitPerSecond: 50,
+  rateLimitBurst: 200,
+  searchDepth: 50,
+  maxEndUserLength: 200,
+  serverVersion: VERSION,
+};
+
+/** The settings with defaults filled in. */
+export function mcpSettings(partial: Partial<McpSettings> = {}): McpSettings {
+  const defined = Object.fromEntries(Object.entries(partial).filter(([, value]) => value !== undefined));
+  return { ...DEFAULT_MCP_SETTINGS, ...defined };
+}

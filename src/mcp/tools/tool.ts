@@ -1,0 +1,55 @@
+/**
+ * What every tool is given and what it answers.
+ *
+ * @module
+ */
+import type { DatabaseSync } from "node:sqlite";
+import type { AgentKey } from "../../../projections/key_scopes.ts";
+import type { Arguments } from "../arguments.ts";
+import type { KeyScope } from "../scope.ts";
+import type { McpSettings } from "../settings.ts";
+
+/** Draws a page of a stored PDF (see `src/render/page_cache.ts`). */
+export interface PageViewer {
+  view(sourceSha256: string, page: number, format: "image" | "pdf"): Promise<Uint8Array>;
+}
+
+/** A content block of a tool result. */
+export type ContentBlock =
+  | { type: "text"; text: string }
+  | { type: "image"; mimeType: string; data: string }
+  | { type: "resource"; resource: { uri: string; mimeType: string; blob: string } };
+
+/** A tool result. */
+export interface ToolResult {
+  content: ContentBlock[];
+  isError: boolean;
+}
+
+/** What a tool call runs with. */
+export interface ToolContext {
+  db: DatabaseSync;
+  key: AgentKey;
+  /** The key's scope now. */
+  scope: KeyScope;
+  settings: McpSettings;
+  pageViews?: PageViewer;
+}
+
+/** A tool's answer and what the audit entry says about it. */
+export interface ToolOutcome {
+  result: ToolResult;
+  /** The details of the audit entry: query, results, offset, folders, count, file, page(s), format. */
+  details: Record<string, unknown>;
+}
+
+/** A tool: its name and how it answers. */
+export interface Tool {
+  name: "search" | "list_documents" | "read_document" | "view_page";
+  run(context: ToolContext, args: Arguments): ToolOutcome | Promise<ToolOutcome>;
+}
+
+/** A one-text-block result. */
+export function textResult(text: string, isError = false): ToolResult {
+  return { content: [{ type: "text", text }], isError };
+}

@@ -1,0 +1,270 @@
+/**
+ * PDF text by page (pdf.js), with lines rebuilt from item positions and Basic marks
+ * computed from each page's operator list.
+ *
+ * @module
+ */
+import type { ProcessedPage } from "../../events/types.ts";
+import {
+  MAX_OPS_PER_PAGE,
+  MAX_PDF_PAGES,
+  PDF_BACKGROUND_PICTURE_FRACTION,
+  PDF_LARGE_PICTURE_FRACTION,
+  PDF_LITTLE_TEXT_CHARS,
+  PDF_MANY_PATHS,
+  PDF_TINY_PATH_FRACTION,
+} from "./basic_rules.ts";
+import type { ExtractResult } from "./extract_result.ts";
+import { loadPdfjs, PDFJS_DATA } from "./_pdfjs.ts";
+import { ProcessingError, toProcessingError } from "./processing_error.ts";
+
+/** A positioned run of text as pdf.js reports it. */
+export interface TextRun {
+  str: string;
+  /** [a, b, c, d, e, f] text matrix: e, f are the origin; hypot(c, d) is the font size. */
+  transform: number[];
+  width: number;
+  hasEOL: boolean;
+}
+
+/** What the operator list says a page draws. */
+export interface PageDrawing {
+  /** The largest fraction of the page one picture covers (0–1). */
+  largestPicture: number;
+  /** The largest fraction covered by a picture smaller than a page background. */
+  largestFigure: number;
+  /** Text-showing operations drawn visibly and invisibly (render mode 3, as OCR layers are). */
+  visibleTextOps: number;
+  invisibleTextOps: number;
+  /** Number of pictures placed. */
+  pictures: number;
+  /** Painted vector paths larger than a speck. */
+  paths: number;
+  /** The operator list was too long to analyse. */
+  tooManyOps: boolean;
+}
+
+/** Rebuilds lines from pdf.js text runs: same baseline joins, a new baseline or `hasEOL` breaks. */
+export function buildLines(runs: TextRun[]): string {
+  const lines: string[] = [];
+  let line = "";
+  let lastY: number | undefined;
+  let lastEndX = 0;
+  let lastSize = 0;
+  let breakNext = false;
+  for (const run of runs) {
+    const [a = 1, b = 0, c = 0, d = 1, x = 0, y = 0] = run.transform;
+    const size = Math.hypot(c, d) || Math.hypot(a, b) || 1;
+    if (run.str.length === 0) {
+      if (run.hasEOL) breakNext = true;
+      continue;
+    }
+    const tolerance = Math.max(1, Math.min(size, lastSize || size) * 0.5);
+    const newLine = lastY === undefined || breakNext || Math.abs(y - lastY) > tolerance;
+    if (newLine) {
+      if (lastY !== undefined) lines.push(line.trimEnd());
+      line = run.str;
+    } else {
+      const gap = x - lastEndX;
+      if (gap > size * 0.15 && !line.endsWith(" ") && !run.str.startsWith(" ")) line += " ";
+      line += run.str;
+    }
+    lastY = y;
+    lastSize = size;
+    lastEndX = x + run.width;
+    breakNext = run.hasEOL;
+  }
+  if (lastY !== undefined) lines.push(line.trimEnd());
+  return lines.join("\n").replace(/\n{3,}/g, "\n\n").trim();
+}
+
+type Matrix = [number, number, number, number, number, number];
+
+function multiply(m: Matrix, n: number[]): Matrix {
+  const [a = 1, b = 0, c = 0, d = 1, e = 0, f = 0] = n;
+  return [
+    a * m[0] + b * m[2],
+    a * m[1] + b * m[3],
+    c * m[0] + d * m[2],
+    c * m[1] + d * m[3],
+    e * m[0] + f * m[2] + m[4],
+    e * m[1] + f * m[3] + m[5],
+  ];
+}
+
+/** Analyses an operator list: picture coverage and painted path count. */
+export function analyseOperators(
+  fnArray: number[],
+  argsArray: unknown[],
+  OPS: Record<string, number>,
+  page: { width: number; height: number },
+): PageDrawing {
+  const drawing: PageDrawing = {
+    largestPicture: 0,
+    largestFigure: 0,
+    visibleTextOps: 0,
+    invisibleTextOps: 0,
+    pictures: 0,
+    paths: 0,
+    tooManyOps: false,
+  };
+  if (fnArray.length > MAX_OPS_PER_PAGE) {
+    drawing.tooManyOps = true;
+    return drawing;
+  }
+  const pageArea = Math.max(1, page.width * page.height);
+  const speck = Math.min(page.width, page.height) * PDF_TINY_PATH_FRACTION;
+  let ctm: Matrix = [1, 0, 0, 1, 0, 0];
+  let mode = 0;
+  const stack: [Matrix, number][] = [];
+  const picture = (m: Matrix, w = 1, h = 1): void => {
+    const fraction = Math.min(1, Math.abs(m[0] * m[3] - m[1] * m[2]) * w * h / pageArea);
+    drawing.pictures++;
+    drawing.largestPicture = Math.max(drawing.largestPicture, fraction);
+    if (fraction < PDF_BACKGROUND_PICTURE_FRACTION) drawing.largestFigure = Math.max(drawing.largestFigure, fraction);
+  };
+  for (let i = 0; i < fnArray.length; i++) {
+    const fn = fnArray[i];
+    const args = argsArray[i] as unknown[] | null;
+    switch (fn) {
+      case OPS.save:
+        if (stack.length < 10_000) stack.push([ctm, mode]);
+        break;
+      case OPS.restore:
+        [ctm, mode] = stack.pop() ?? [ctm, mode];
+        break;
+      case OPS.setTextRenderingMode:
+        mode = Number(args?.[0]) || 0;
+        break;
+      case OPS.showText:
+      case OPS.showSpacedText:
+      case OPS.nextLineShowText:
+      case OPS.nextLineSetSpacingShowText:
+        if (mode === 3 || mode === 7) drawing.invisibleTextOps++;
+        else drawing.visibleTextOps++;
+        break;
+      case OPS.transform:
+        if (args) ctm = multiply(ctm, args as number[]);
+        break;
+      case OPS.paintFormXObjectBegin:
+        if (stack.length < 10_000) stack.push([ctm, mode]);
+        if (args && Array.isArray(args[0])) ctm = multiply(ctm, args[0] as number[]);
+        break;
+      case OPS.paintFormXObjectEnd:
+        [ctm, mode] = stack.pop() ?? [ctm, mode];
+        break;
+      case OPS.paintImageXObject:
+      case OPS.paintInlineImageXObject:
+      case OPS.paintImageMaskXObject:
+        picture(ctm);
+        break;
+      case OPS.paintImageXObjectRepeat:
+      case OPS.paintImageMaskXObjectRepeat: {
+        // args: [objId, scaleX, scaleY, positions] (mask: [img, scaleX, skewX, skewY, scaleY, positions]).
+        const a = args ?? [];
+        const positions = a[a.length - 1] as ArrayLike<number> | undefined;
+        const count = positions ? Math.max(1, Math.floor(positions.length / 2)) : 1;
+        const sx = Number(a[1]) || 1;
+        const sy = Number(a[a.length - 2]) || 1;
+        for (let k = 0; k < Math.min(count, 1000); k++) picture(ctm, sx, sy);
+        break;
+      }
+      case OPS.constructPath: {
+        const op = args?.[0];
+        if (op === OPS.endPath) break; // a clipping path, not painted
+        const minMax = args?.[2] as ArrayLike<number> | null | undefined;
+        if (minMax && minMax.length >= 4) {
+          const w = Math.abs(((minMax[2] ?? 0) - (minMax[0] ?? 0)) * Math.hypot(ctm[0], ctm[1]));
+          const h = Math.abs(((minMax[3] ?? 0) - (minMax[1] ?? 0)) * Math.hypot(ctm[2], ctm[3]));
+          if (w < speck && h < speck) break;
+        }
+        drawing.paths++;
+        break;
+      }
+    }
+  }
+  return drawing;
+}
+
+/** Decides a page's mark from its text and drawing by the Basic rules. */
+export function markPage(text: string, drawing: PageDrawing): { marked: boolean; reason: string | null } {
+  const chars = text.replace(/\s+/g, "").length;
+  const drawsAnything = drawing.pictures > 0 || drawing.paths > 0 || drawing.tooManyOps;
+  if (drawing.tooManyOps) return { marked: true, reason: "dense drawing" };
+  if (chars < PDF_LITTLE_TEXT_CHARS && drawsAnything) return { marked: true, reason: "little text" };
+  const pageSizedPicture = drawing.largestPicture >= PDF_BACKGROUND_PICTURE_FRACTION;
+  if (pageSizedPicture && drawing.invisibleTextOps > drawing.visibleTextOps) {
+    return { marked: true, reason: "scanned page with an OCR layer" };
+  }
+  if (drawing.largestFigure >= PDF_LARGE_PICTURE_FRACTION) return { marked: true, reason: "large picture" };
+  if (drawing.paths >= PDF_MANY_PATHS) return { marked: true, reason: "many drawn lines" };
+  return { marked: false, reason: null };
+}
+
+function pdfFailure(error: unknown): ProcessingError {
+  const name = (error as { name?: string } | null)?.name;
+  if (name === "PasswordException") return new ProcessingError("This PDF needs a password to open.");
+  if (name === "InvalidPDFException") {
+    return new ProcessingError("This file is not a readable PDF: its structure is damaged beyond repair.");
+  }
+  return toProcessingError(error, "This PDF cannot be read");
+}
+
+/** Extracts a PDF's text page by page with Basic marks. */
+export async function extractPdf(bytes: Uint8Array): Promise<ExtractResult> {
+  const pdfjs = await loadPdfjs();
+  let doc;
+  try {
+    doc = await pdfjs.getDocument({
+      data: bytes.slice(),
+      isEvalSupported: false,
+      disableFontFace: true,
+      useSystemFonts: false,
+      useWasm: false,
+      enableXfa: false,
+      verbosity: 0,
+      cMapUrl: PDFJS_DATA.cMapUrl,
+      cMapPacked: true,
+      standardFontDataUrl: PDFJS_DATA.standardFontDataUrl,
+    }).promise;
+  } catch (error) {
+    throw pdfFailure(error);
+  }
+  try {
+    const count = doc.numPages;
+    if (!Number.isFinite(count) || count < 1) throw new ProcessingError("This PDF has no pages.");
+    if (count > MAX_PDF_PAGES) {
+      throw new ProcessingError(`This PDF claims ${count} pages, more than the ${MAX_PDF_PAGES} pages Sergo reads.`);
+    }
+    const ops = pdfjs.OPS as unknown as Record<string, number>;
+    const pages: ProcessedPage[] = [];
+    let readable = 0;
+    let firstError: unknown;
+    for (let n = 1; n <= count; n++) {
+      try {
+        const page = await doc.getPage(n);
+        const content = await page.getTextContent();
+        const text = buildLines(content.items.filter((i): i is TextRun & typeof i => "str" in i));
+        const [x0 = 0, y0 = 0, x1 = 612, y1 = 792] = page.view;
+        const list = await page.getOperatorList();
+        const drawing = analyseOperators(list.fnArray, list.argsArray, ops, {
+          width: Math.abs(x1 - x0),
+          height: Math.abs(y1 - y0),
+        });
+        const { marked } = markPage(text, drawing);
+        pages.push({ page: n, text, marked, image_only: marked && text.trim() === "" });
+        page.cleanup();
+        readable++;
+      } catch (error) {
+        firstError ??= error;
+        pages.push({ page: n, text: "", marked: true, image_only: true });
+      }
+    }
+    if (readable === 0) throw pdfFailure(firstError);
+    return { type: "pdf", page_count: count, pages_estimated: false, pages };
+  } catch (error) {
+    throw pdfFailure(error);
+  } finally {
+    await doc.destroy().catch(() => {});
+  }
+}

@@ -1,0 +1,114 @@
+/**
+ * Draws one page of a PDF as a PNG with pdf.js on `@napi-rs/canvas`: 110 dpi,
+ * the longer side at most 1,568 pixels, on white.
+ *
+ * @module
+ */
+import { createCanvas } from "@napi-rs/canvas";
+import { openPdf, type PdfDocument } from "./pdfjs_loader.ts";
+import { encodePng } from "./png_encoder.ts";
+import { largestDeclaredImage, MAX_DECLARED_IMAGE_PIXELS } from "./image_size_guard.ts";
+
+/** The resolution pages are drawn at. */
+export const PAGE_DPI = 110;
+
+/** The longest side a drawn page may have, in pixels. */
+export const MAX_PAGE_SIDE_PX = 1568;
+
+/** A page that cannot be drawn or cut out, with a one-sentence reason. */
+export class PageRenderError extends Error {
+  override name = "PageRenderError";
+}
+
+/** A drawn page. */
+export interface RenderedPng {
+  /** The PNG file's bytes. */
+  png: Uint8Array;
+  /** Width in pixels. */
+  width: number;
+  /** Height in pixels. */
+  height: number;
+}
+
+/**
+ * The pixel size a page of `widthPt` × `heightPt` points is drawn at, and the
+ * scale from points to pixels: 110 dpi, scaled down so the longer side fits.
+ */
+export function pageSizePx(
+  widthPt: number,
+  heightPt: number,
+): { width: number; height: number; scale: number } {
+  const longest = Math.max(widthPt, heightPt);
+  if (!(widthPt > 0 && heightPt > 0) || !Number.isFinite(longest)) {
+    throw new PageRenderError(`Cannot draw a page of ${widthPt} x ${heightPt} points: it has no area`);
+  }
+  let scale = PAGE_DPI / 72;
+  if (longest * scale > MAX_PAGE_SIDE_PX) scale = MAX_PAGE_SIDE_PX / longest;
+  const width = Math.min(MAX_PAGE_SIDE_PX, Math.max(1, Math.round(widthPt * scale)));
+  const height = Math.min(MAX_PAGE_SIDE_PX, Math.max(1, Math.round(heightPt * scale)));
+  return { width, height, scale };
+}
+
+/** Opens a PDF for drawing, turning pdf.js's failures into one-sentence errors. */
+export async function openForPage(pdfBytes: Uint8Array, page: number): Promise<PdfDocument> {
+  if (!Number.isInteger(page) || page < 1) {
+    throw new PageRenderError(`Page "${page}" does not exist: pages are numbered from 1`);
+  }
+  let doc: PdfDocument;
+  try {
+    doc = await openPdf(pdfBytes);
+  } catch (error) {
+    const name = (error as { name?: string }).name;
+    if (name === "PasswordException") {
+      throw new PageRenderError("Cannot open the PDF: it needs a password");
+    }
+    throw new PageRenderError(`Cannot open the PDF: ${describe(error)}`);
+  }
+  if (page > doc.numPages) {
+    await doc.destroy();
+    throw new PageRenderError(`Page ${page} is past the end: the PDF has ${doc.numPages} pages`);
+  }
+  return doc;
+}
+
+/** Draws page `page` (from 1) of a PDF as a PNG. */
+export async function renderPagePng(pdfBytes: Uint8Array, page: number): Promise<RenderedPng> {
+  const image = largestDeclaredImage(pdfBytes);
+  if (image && image.width * image.height > MAX_DECLARED_IMAGE_PIXELS) {
+    throw new PageRenderError(
+      `Cannot draw page ${page}: the PDF declares an image of ${image.width} x ${image.height} pixels, ` +
+        `more than the ${MAX_DECLARED_IMAGE_PIXELS} pixels allowed`,
+    );
+  }
+  const doc = await openForPage(pdfBytes, page);
+  try {
+    const pdfPage = await doc.getPage(page);
+    const base = pdfPage.getViewport({ scale: 1 });
+    const size = pageSizePx(base.width, base.height);
+    const viewport = pdfPage.getViewport({ scale: size.scale });
+    const canvas = createCanvas(size.width, size.height);
+    const context = canvas.getContext("2d");
+    context.fillStyle = "#ffffff";
+    context.fillRect(0, 0, size.width, size.height);
+    await pdfPage.render({
+      canvas: canvas as unknown as HTMLCanvasElement,
+      canvasContext: context as unknown as CanvasRenderingContext2D,
+      viewport,
+      background: "#ffffff",
+    }).promise;
+    const png = encodePng(context.getImageData(0, 0, size.width, size.height).data, size.width, size.height);
+    pdfPage.cleanup();
+    return { png, width: size.width, height: size.height };
+  } catch (error) {
+    if (error instanceof PageRenderError) throw error;
+    throw new PageRenderError(`Cannot draw page ${page}: ${describe(error)}`);
+  } finally {
+    await doc.destroy();
+  }
+}
+
+/** A short description of a thrown value, without a trailing period. */
+export function describe(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.replace(/\s+/g, " ").trim().replace(/\.$/, "") || "unknown error";
+}

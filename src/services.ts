@@ -1,0 +1,98 @@
+/**
+ * The services a running server shares between the API, the MCP endpoint and
+ * the console: page views, the PDF copy worker, the audit routes, health.
+ *
+ * @module
+ */
+import type { DocumentRow } from "../projections/catalogue.ts";
+import type { SergoApp } from "./app.ts";
+import type { Config } from "./config.ts";
+import { readCookie } from "./auth/api_auth.ts";
+import { DomainError } from "./domain/errors.ts";
+import { converterAvailable } from "./pdf_copy/libreoffice.ts";
+import { PageViews } from "./render/page_cache.ts";
+import { createRenderPool, type RenderPool } from "./render/render_pool.ts";
+import { PdfCopyWorker } from "./workers/pdf_copy_worker.ts";
+import { auditRoutes } from "./audit/http.ts";
+import type { McpDeps } from "./mcp/endpoint.ts";
+import { mcpSettings } from "./mcp/settings.ts";
+
+/** The console's CSRF cookie; forms and fetches send the same value back. */
+export const CSRF_COOKIE = "sergo_csrf";
+
+/** What the HTTP surface shares. */
+export interface Services {
+  app: SergoApp;
+  config: Config;
+  pageViews: PageViews;
+  /** A page of a document as a PNG or one-page PDF, from the PDF or its copy. */
+  pagePicture(doc: DocumentRow, page: number, format: "image" | "pdf"): Promise<Uint8Array>;
+  /** The audit routes under `/api/audit`; null when the path is not one of them. */
+  audit(request: Request, personId: string): Promise<Response | null>;
+  /** Whether a cookie-authenticated change carries the CSRF token. */
+  checkCsrf(request: Request): boolean;
+  mcpDeps: McpDeps;
+  /** The console, when it is mounted. */
+  console?: (request: Request) => Promise<Response>;
+  health(): Promise<Record<string, unknown>>;
+  /** Looks for background work (PDF copies). */
+  kick(): void;
+  close(): Promise<void>;
+}
+
+/** Builds the services of a server over an open app. */
+export async function createServices(app: SergoApp, config: Config, options: { renderPool?: RenderPool } = {}): Promise<Services> {
+  const pool = options.renderPool ?? createRenderPool();
+  const pageViews = new PageViews(app.blobs, pool);
+  const copies = new PdfCopyWorker(app);
+  const converter = await converterAvailable();
+  const services: Services = {
+    app,
+    config,
+    pageViews,
+    async pagePicture(doc, page, format) {
+      const source = doc.type === "pdf" ? doc.sha256 : doc.pdf_copy_status === "made" ? doc.pdf_copy_sha256 : null;
+      if (source === null) {
+        throw new DomainError(
+          "not_found",
+          doc.pdf_copy_status === "pending"
+            ? `The PDF copy of "${doc.name}" is still being made — try again in a moment`
+            : `"${doc.name}" has no page pictures: it has no PDF copy`,
+        );
+      }
+      const pages = doc.type === "pdf" ? doc.page_count : doc.pdf_copy_pages;
+      if (!Number.isInteger(page) || page < 1 || (pages !== null && page > pages)) {
+        throw new DomainError("not_found", `"${doc.name}" has no page ${page}`);
+      }
+      return await pageViews.view(source, page, format);
+    },
+    audit: (request, personId) => auditRoutes(request, personId, { app }),
+    checkCsrf(request) {
+      const cookie = readCookie(request, CSRF_COOKIE);
+      const header = request.headers.get("x-csrf-token");
+      return cookie !== null && cookie.length >= 16 && header === cookie;
+    },
+    mcpDeps: {
+      db: app.db,
+      store: app.store,
+      now: app.now,
+      settings: mcpSettings({
+        allowedOrigins: config.allowedOrigins,
+        rateLimitPerSecond: config.rateLimitPerSecond,
+        rateLimitBurst: config.rateLimitBurst,
+        searchDepth: config.searchDepth,
+      }),
+      pageViews,
+    },
+    health: () =>
+      Promise.resolve({
+        pdf_copies: converter.ok ? { converter: "libreoffice", ok: true } : { ok: false, converter: "missing", detail: converter.detail },
+      }),
+    kick: () => copies.kick(),
+    async close() {
+      await copies.stop();
+      pool.close();
+    },
+  };
+  return services;
+}

@@ -1,0 +1,12 @@
+/** Reading corpus files in tests. */
+export const CORPUS = "/work/shared/corpus/";
+
+/** The bytes of a corpus file, by path inside the corpus. */
+export function corpusBytes(path: string): Promise<Uint8Array> {
+  return Deno.readFile(CORPUS + path);
+}
+
+/** The file name of a corpus path. */
+export function baseName(path: string): string {
+  return path.slice(path.lastIndexOf("/") + 1);
+}

@@ -1,0 +1,63 @@
+import assert from "node:assert/strict";
+import { extractDocument } from "../../src/processing/extract.ts";
+import type { ExtractResult } from "../../src/processing/extract_result.ts";
+import { corpusBytes } from "./_corpus.ts";
+
+async function read(path: string): Promise<ExtractResult> {
+  return await extractDocument(await corpusBytes("pdf/" + path), path);
+}
+
+Deno.test("PDF: scanned pages without a text layer are marked image-only", async () => {
+  for (const file of ["scanned-ru-inspection-certificate.pdf", "scanned-zh-penalty-decision-ccitt.pdf"]) {
+    const result = await read(file);
+    assert.ok(result.pages.length > 0);
+    for (const page of result.pages) assert.deepEqual([page.marked, page.image_only], [true, true], `${file} p${page.page}`);
+  }
+});
+
+Deno.test("PDF: a scan with an invisible garbage OCR layer is marked but not image-only", async () => {
+  const result = await read("scanned-ru-tax-form-bad-ocr.pdf");
+  assert.equal(result.page_count, 8);
+  assert.ok(result.pages.filter((p) => p.marked).length >= 6);
+  assert.ok(result.pages.every((p) => !p.image_only));
+});
+
+Deno.test("PDF: diagram slides are marked, text slides over a background picture are not", async () => {
+  const cncf = await read("cncf-standards-next-gen-cloud-slides.pdf");
+  assert.equal(cncf.page_count, 18);
+  assert.equal(cncf.pages[8]!.marked, true, "slide 9 is a box diagram drawn with lines");
+  for (const n of [3, 4, 5, 14, 15, 17]) assert.equal(cncf.pages[n - 1]!.marked, false, `slide ${n} is text only`);
+  const kcd = await read("kcd-ebpf-service-mesh-slides-zh.pdf");
+  assert.match(kcd.pages[6]!.text, /Pod IP/);
+  for (const n of [3, 7]) assert.equal(kcd.pages[n - 1]!.marked, false, `slide ${n} is bullet text`);
+});
+
+Deno.test("PDF: text-only book pages are not marked and keep their line breaks", async () => {
+  const result = await read("pd-kids-public-domain-stories.pdf");
+  assert.equal(result.page_count, 55);
+  assert.equal(result.pages_estimated, false);
+  assert.ok(result.pages.filter((p) => p.marked).length <= 2);
+  assert.ok(result.pages[2]!.text.split("\n").length > 20);
+});
+
+Deno.test("PDF: figure pages are marked in a paper", async () => {
+  const result = await read("picture-classification-figures.pdf");
+  assert.equal(result.pages[0]!.marked, true);
+  const tracemonkey = await read("tracemonkey-pldi-paper.pdf");
+  assert.equal(tracemonkey.pages[0]!.marked, false, "the first page is text");
+  assert.ok(tracemonkey.pages.some((p) => p.marked));
+});
+
+Deno.test("PDF: non-Latin text is extracted", async () => {
+  assert.match((await read("cjk-zh-quarterly-report.pdf")).pages[0]!.text, /东北电气发展股份有限公司/);
+  assert.match((await read("japanese-tex-notes.pdf")).pages[0]!.text, /マーケットモデル/);
+  assert.match((await read("korean-card-benefits-tables.pdf")).pages[0]!.text, /삼성카드/);
+  assert.match((await read("hebrew-rtl-word365.pdf")).pages[0]!.text, /שלום עולם/);
+  assert.match((await read("arabic-rtl-word-export.pdf")).pages[0]!.text, /البرمجة/);
+});
+
+Deno.test("PDF: an encrypted PDF without a user password is read", async () => {
+  const result = await read("encrypted-rc4-no-user-password.pdf");
+  assert.equal(result.page_count, 2);
+  assert.ok(result.pages[0]!.text.length > 1000);
+});

@@ -44,8 +44,10 @@ export async function benchIngest(opts: { quick: boolean }): Promise<Record<stri
       let failed = 0;
       await Promise.all(inputs.map(async (bytes, i) => {
         try {
-          pages += (await pool.extract(bytes, files[i]!.slice(files[i]!.lastIndexOf("/") + 1))).page_count;
-        } catch {
+          const result = await pool.extract(bytes, files[i]!.slice(files[i]!.lastIndexOf("/") + 1));
+          pages += result.page_count;
+        } catch (error) {
+          if (Deno.env.get("BENCH_DEBUG")) console.error(files[i], String(error));
           failed++;
         }
       }));

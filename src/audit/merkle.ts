@@ -10,20 +10,37 @@
  * @module
  */
 import { createHash } from "node:crypto";
+import { sha256 } from "./_sha256.ts";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { Buffer } from "node:buffer";
 
-const LEAF = new Uint8Array([0]);
-const NODE = new Uint8Array([1]);
 
 /** The leaf hash of one event hash (hex). */
 export function leafHash(eventHashHex: string): Uint8Array {
-  return createHash("sha256").update(LEAF).update(fromHex(eventHashHex)).digest();
+  const input = new Uint8Array(33);
+  input[0] = 0;
+  for (let i = 0; i < 32; i++) input[i + 1] = hexByte(eventHashHex, i * 2);
+  return sha256(input);
 }
 
 /** The hash of an inner node. */
 export function nodeHash(left: Uint8Array, right: Uint8Array): Uint8Array {
-  return createHash("sha256").update(NODE).update(left).update(right).digest();
+  const input = new Uint8Array(65);
+  input[0] = 1;
+  input.set(left, 1);
+  input.set(right, 33);
+  return sha256(input);
+}
+
+function hexByte(hex: string, at: number): number {
+  return (nibble(hex.charCodeAt(at)) << 4) | nibble(hex.charCodeAt(at + 1));
+}
+
+function nibble(code: number): number {
+  if (code >= 48 && code <= 57) return code - 48;
+  if (code >= 97 && code <= 102) return code - 87;
+  if (code >= 65 && code <= 70) return code - 55;
+  throw new RangeError("Cannot read a hash: expected hex digits");
 }
 
 /** Computes a root from leaves pushed in order, keeping only O(log n) hashes. */

@@ -29,6 +29,7 @@ export type RenderWorkerResponse =
 console.log = () => {};
 console.warn = () => {};
 console.info = () => {};
+console.error = () => {};
 
 const scope = self as unknown as {
   onmessage: ((event: MessageEvent<RenderWorkerRequest>) => void) | null;

@@ -1,0 +1,132 @@
+import assert from "node:assert/strict";
+import { strFromU8, unzipSync } from "fflate";
+import { checkCopy, converterAvailable, convertToPdf, PdfCopyError } from "../../src/pdf_copy/libreoffice.ts";
+import { pdfPageTexts } from "../../src/pdf_copy/page_matching.ts";
+
+const CORPUS = "/work/shared/corpus";
+const available = (await converterAvailable()).ok;
+if (!available) {
+  console.warn(
+    "\n!!! SKIPPING LibreOffice PDF copy tests: soffice is not installed " +
+      "(apt-get install libreoffice-impress-nogui libreoffice-writer-nogui) !!!\n",
+  );
+}
+
+/** Slides listed in the deck's presentation.xml (hidden ones included). */
+function slideCount(pptx: Uint8Array): number {
+  const files = unzipSync(pptx, { filter: (file) => file.name === "ppt/presentation.xml" });
+  return strFromU8(files["ppt/presentation.xml"]!).match(/<p:sldId\b/g)?.length ?? 0;
+}
+
+function tempCopyDirs(): string[] {
+  return [...Deno.readDirSync(Deno.env.get("TMPDIR") ?? "/tmp")].filter((entry) =>
+    entry.name.startsWith("sergo-pdf-copy-")
+  ).map((entry) => entry.name);
+}
+
+/** Live (not zombie) soffice processes whose command line mentions a Sergo copy folder. */
+function liveCopyProcesses(): number[] {
+  const pids: number[] = [];
+  for (const entry of Deno.readDirSync("/proc")) {
+    if (!/^\d+$/.test(entry.name)) continue;
+    try {
+      const cmdline = Deno.readTextFileSync(`/proc/${entry.name}/cmdline`);
+      const state = Deno.readTextFileSync(`/proc/${entry.name}/stat`).split(") ")[1]?.[0];
+      if (cmdline.includes("sergo-pdf-copy-") && state !== "Z") pids.push(Number(entry.name));
+    } catch { /* gone */ }
+  }
+  return pids;
+}
+
+Deno.test("converterAvailable names the LibreOffice version (or what to install)", async () => {
+  const answer = await converterAvailable();
+  if (answer.ok) assert.match(answer.detail, /^LibreOffice \d+\.\d+/);
+  else assert.match(answer.detail, /^LibreOffice is not installed: install the Debian packages/);
+});
+
+Deno.test({
+  name: "a deck's PDF copy has one page per slide, and its pages carry the slides' text",
+  ignore: !available,
+  async fn() {
+    const pptx = await Deno.readFile(`${CORPUS}/pptx/markitdown-test-deck-chart-table.pptx`);
+    const slides = slideCount(pptx);
+    assert.equal(slides, 6);
+    const before = tempCopyDirs().length;
+    const pdf = await convertToPdf(pptx, "pptx");
+    assert.equal(await checkCopy("pptx", slides, pdf), 6);
+    assert.equal(tempCopyDirs().length, before, "temporary folders are removed");
+    const texts = await pdfPageTexts(pdf);
+    assert.equal(texts.length, 6);
+    assert.ok(texts.join(" ").length > 100);
+  },
+});
+
+Deno.test({
+  name: "hidden slides are kept in a deck's copy, so page numbers are slide numbers",
+  ignore: !available,
+  async fn() {
+    const pptx = await Deno.readFile(`${CORPUS}/pptx/talent-review-hr-smartart-notes.pptx`);
+    const slides = slideCount(pptx);
+    assert.equal(slides, 28, "3 of them hidden");
+    const pdf = await convertToPdf(pptx, "pptx");
+    assert.equal(await checkCopy("pptx", slides, pdf), 28);
+  },
+});
+
+Deno.test({
+  name: "a copy with the wrong number of pages is refused with a reason",
+  ignore: !available,
+  async fn() {
+    const pdf = await convertToPdf(await Deno.readFile(`${CORPUS}/pptx/docling-sample-table-notes.pptx`), "pptx");
+    assert.equal(await checkCopy("pptx", 3, pdf), 3);
+    await assert.rejects(checkCopy("pptx", 5, pdf), {
+      name: "PdfCopyError",
+      message: "The PDF copy has 3 pages but the deck has 5 slides, so its page numbers would not match the slides",
+    });
+    await assert.rejects(checkCopy("docx", null, new Uint8Array(0)), PdfCopyError);
+  },
+});
+
+Deno.test({
+  name: "a Word file and a text file get PDF copies",
+  ignore: !available,
+  async fn() {
+    const docx = await convertToPdf(await Deno.readFile(`${CORPUS}/docx/docling-word-sample.docx`), "docx");
+    assert.ok(await checkCopy("docx", null, docx) >= 1);
+    const text = await convertToPdf(await Deno.readFile(`${CORPUS}/text/markitdown-readme.md`), "md");
+    const texts = await pdfPageTexts(text);
+    assert.ok(texts.length >= 2);
+    assert.match(texts.join(" "), /MarkItDown/);
+  },
+});
+
+Deno.test({
+  name: "a broken deck fails with one sentence or yields a copy that checkCopy refuses",
+  ignore: !available,
+  async fn() {
+    const bytes = await Deno.readFile(`${CORPUS}/hostile/fuzzed-not-a-zip.pptx`);
+    try {
+      const pdf = await convertToPdf(bytes, "pptx", { timeoutMs: 60_000 });
+      await assert.rejects(checkCopy("pptx", 12, pdf), PdfCopyError);
+    } catch (error) {
+      assert.ok(error instanceof PdfCopyError, String(error));
+      assert.ok(!error.message.includes("\n"));
+    }
+  },
+});
+
+Deno.test({
+  name: "a conversion past its time limit is stopped, leaves no LibreOffice running and no temporary folder",
+  ignore: !available,
+  async fn() {
+    const before = tempCopyDirs().length;
+    const bytes = await Deno.readFile(`${CORPUS}/pptx/apache-performance-tuning-notes.pptx`);
+    await assert.rejects(convertToPdf(bytes, "pptx", { timeoutMs: 1500 }), {
+      name: "PdfCopyError",
+      message: "LibreOffice took longer than 1500 ms to copy the pptx file to PDF",
+    });
+    assert.equal(tempCopyDirs().length, before);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    assert.deepEqual(liveCopyProcesses(), []);
+  },
+});

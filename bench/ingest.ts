@@ -79,7 +79,9 @@ export async function benchIngest(opts: { quick: boolean }): Promise<Record<stri
     };
     console.log(
       `ingest | readers ${result.readers} | pdf ${result.pdf_pages} pages: pool ${result.pool_pdf_pages_per_s} p/s, ` +
-        `pdftotext ${result.pdftotext_pages_per_s ?? "n/a"} p/s, ratio ${result.pool_vs_pdftotext ?? "n/a"} ` +
+        `pdftotext ${result.pdftotext_pages_per_s ?? "n/a"} p/s, ratio ${
+          result.pool_vs_pdftotext ?? "n/a"
+        } ` +
         `(budget ≥ 1.0) | pptx ${result.pptx_files_per_s} files/s | docx ${result.docx_files_per_s} files/s`,
     );
     return result;

@@ -343,6 +343,6 @@ async function benchQuality(corpus: CorpusFile[]): Promise<Record<string, unknow
 
 if (import.meta.main) {
   const quick = Deno.args.includes("--quick");
-  const sizes = Deno.args.find((arg) => arg.startsWith("--sizes="))?.slice(8).split(",").map(Number);
+  const sizes = Deno.args.find((arg) => arg.startsWith("--sizes="))?.slice(8).split(",").filter(Boolean).map(Number);
   console.log(JSON.stringify(await benchSearch({ quick, sizes }), null, 2));
 }

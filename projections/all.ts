@@ -3,9 +3,11 @@
  *
  * @module
  */
+import { auditView } from "./audit_view.ts";
 import { catalogue } from "./catalogue.ts";
 import { keyScopes } from "./key_scopes.ts";
 import type { Projection } from "./projection.ts";
+import { searchIndexProjection } from "./search_index.ts";
 
 /** Every projection. */
-export const ALL_PROJECTIONS: readonly Projection[] = [catalogue, keyScopes];
+export const ALL_PROJECTIONS: readonly Projection[] = [catalogue, keyScopes, searchIndexProjection, auditView];

@@ -77,8 +77,16 @@ export function sqliteLogSource(path: string): LogSource {
       });
     },
     *hashes(upTo) {
-      const statement: StatementSync = db.prepare("SELECT hash FROM events WHERE position <= ? ORDER BY position");
-      for (const row of statement.iterate(upTo)) yield (row as { hash: string }).hash;
+      const statement: StatementSync = db.prepare(
+        "SELECT position, hash FROM events WHERE position > ? AND position <= ? ORDER BY position LIMIT 10000",
+      );
+      let after = 0;
+      for (;;) {
+        const rows = statement.all(after, upTo) as Array<{ position: number; hash: string }>;
+        if (rows.length === 0) return;
+        for (const row of rows) yield row.hash;
+        after = rows[rows.length - 1]!.position;
+      }
     },
     close() {
       db.close();

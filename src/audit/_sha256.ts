@@ -16,33 +16,43 @@ const K = new Uint32Array([
   0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
   0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
 ]);
-const INIT = new Uint32Array([
-  0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
-]);
 const W = new Uint32Array(64);
-const H = new Uint32Array(8);
+
+const SMALL = new Uint8Array(128);
 
 /** The SHA-256 digest of `bytes` (any length; fastest for short inputs). */
 export function sha256(bytes: Uint8Array): Uint8Array {
   const length = bytes.length;
   const blocks = Math.ceil((length + 9) / 64);
-  const padded = new Uint8Array(blocks * 64);
+  const padded = blocks <= 2 ? SMALL : new Uint8Array(blocks * 64);
+  const end = blocks * 64;
   padded.set(bytes);
+  padded.fill(0, length, end);
   padded[length] = 0x80;
-  const view = new DataView(padded.buffer);
-  view.setUint32(padded.length - 8, Math.floor((length * 8) / 0x100000000));
-  view.setUint32(padded.length - 4, (length * 8) >>> 0);
-  H.set(INIT);
-  for (let block = 0; block < blocks; block++) {
-    const offset = block * 64;
-    for (let i = 0; i < 16; i++) W[i] = view.getUint32(offset + i * 4);
+  const high = Math.floor((length * 8) / 0x100000000);
+  const low = (length * 8) >>> 0;
+  padded[end - 8] = high >>> 24;
+  padded[end - 7] = (high >>> 16) & 0xff;
+  padded[end - 6] = (high >>> 8) & 0xff;
+  padded[end - 5] = high & 0xff;
+  padded[end - 4] = low >>> 24;
+  padded[end - 3] = (low >>> 16) & 0xff;
+  padded[end - 2] = (low >>> 8) & 0xff;
+  padded[end - 1] = low & 0xff;
+  let h0 = 0x6a09e667, h1 = 0xbb67ae85, h2 = 0x3c6ef372, h3 = 0xa54ff53a;
+  let h4 = 0x510e527f, h5 = 0x9b05688c, h6 = 0x1f83d9ab, h7 = 0x5be0cd19;
+  for (let offset = 0; offset < end; offset += 64) {
+    for (let i = 0; i < 16; i++) {
+      const j = offset + i * 4;
+      W[i] = (padded[j]! << 24) | (padded[j + 1]! << 16) | (padded[j + 2]! << 8) | padded[j + 3]!;
+    }
     for (let i = 16; i < 64; i++) {
       const w15 = W[i - 15]!, w2 = W[i - 2]!;
       const s0 = ((w15 >>> 7) | (w15 << 25)) ^ ((w15 >>> 18) | (w15 << 14)) ^ (w15 >>> 3);
       const s1 = ((w2 >>> 17) | (w2 << 15)) ^ ((w2 >>> 19) | (w2 << 13)) ^ (w2 >>> 10);
       W[i] = (W[i - 16]! + s0 + W[i - 7]! + s1) | 0;
     }
-    let a = H[0]!, b = H[1]!, c = H[2]!, d = H[3]!, e = H[4]!, f = H[5]!, g = H[6]!, h = H[7]!;
+    let a = h0, b = h1, c = h2, d = h3, e = h4, f = h5, g = h6, h = h7;
     for (let i = 0; i < 64; i++) {
       const S1 = ((e >>> 6) | (e << 26)) ^ ((e >>> 11) | (e << 21)) ^ ((e >>> 25) | (e << 7));
       const ch = (e & f) ^ (~e & g);
@@ -59,17 +69,23 @@ export function sha256(bytes: Uint8Array): Uint8Array {
       b = a;
       a = (t1 + t2) | 0;
     }
-    H[0] = H[0]! + a;
-    H[1] = H[1]! + b;
-    H[2] = H[2]! + c;
-    H[3] = H[3]! + d;
-    H[4] = H[4]! + e;
-    H[5] = H[5]! + f;
-    H[6] = H[6]! + g;
-    H[7] = H[7]! + h;
+    h0 = (h0 + a) | 0;
+    h1 = (h1 + b) | 0;
+    h2 = (h2 + c) | 0;
+    h3 = (h3 + d) | 0;
+    h4 = (h4 + e) | 0;
+    h5 = (h5 + f) | 0;
+    h6 = (h6 + g) | 0;
+    h7 = (h7 + h) | 0;
   }
   const out = new Uint8Array(32);
-  const outView = new DataView(out.buffer);
-  for (let i = 0; i < 8; i++) outView.setUint32(i * 4, H[i]!);
+  const words = [h0, h1, h2, h3, h4, h5, h6, h7];
+  for (let i = 0; i < 8; i++) {
+    const w = words[i]!;
+    out[i * 4] = w >>> 24;
+    out[i * 4 + 1] = (w >>> 16) & 0xff;
+    out[i * 4 + 2] = (w >>> 8) & 0xff;
+    out[i * 4 + 3] = w & 0xff;
+  }
   return out;
 }

@@ -120,11 +120,11 @@ export async function verifyExport(path: string, options: VerifyOptions = {}): P
     if (!failure && held !== manifestText) failure = { ok: false, reason: "The last line of the file is not the manifest" };
   }
   if (failure) return failure;
-  const end = checker.finish();
-  if (end) return end;
   if (count !== manifest.count) {
     return { ok: false, reason: `The export holds ${count} records but its manifest says ${manifest.count}` };
   }
+  const end = checker.finish();
+  if (end) return end;
   if (digest.digest("hex") !== manifest.records_sha256) {
     return { ok: false, reason: "The records do not match the manifest's sha256: the file was changed" };
   }

@@ -19,15 +19,27 @@ const MAX_UNCONFIRMED_JUMP = 2;
 /** Candidate starts examined per chunk before giving up (bounds the cost). */
 const MAX_CANDIDATES = 400;
 
-/** Lower-cased words; each Han, kana or Thai character counts as a word, as those scripts have no spaces. */
+/**
+ * Lower-cased words for matching; letters and digits are separate words, and
+ * each Han, kana or Thai character is a word, as those scripts have no spaces.
+ * Arabic is reduced to what survives PDF text extraction: no tatweel or
+ * vowel marks, and no alef or lam (lam-alef ligatures come out reordered).
+ */
 export function words(text: string): string[] {
-  const joined = text.normalize("NFKC").toLowerCase().replace(
-    /(\p{L})[-\u00ad\u2010]\s*\n\s*(\p{L})/gu,
-    "$1$2",
-  );
-  return joined.match(
-    /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}]|[\p{L}\p{M}\p{N}]+/gu,
+  const joined = text.normalize("NFKC").toLowerCase()
+    .replace(/(\p{L})[-\u00ad\u2010]\s*\n\s*(\p{L})/gu, "$1$2")
+    .replace(/[\u0640\u064b-\u065f\u0670]/g, "");
+  const found = joined.match(
+    /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}]|\p{L}[\p{L}\p{M}]*|\p{N}+/gu,
   ) ?? [];
+  const out: string[] = [];
+  for (const word of found) {
+    const plain = /\p{Script=Arabic}/u.test(word)
+      ? word.replace(/[\u0622\u0623\u0625\u0627\u0644]/g, "")
+      : word;
+    if (plain) out.push(plain);
+  }
+  return out;
 }
 
 /** The text of each page of a PDF (pdf.js text content, lines joined with newlines). */

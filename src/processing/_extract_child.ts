@@ -11,7 +11,11 @@ import { encodeFrame, FrameReader } from "./_frames.ts";
 import { ProcessingError } from "./processing_error.ts";
 
 // pdf.js reports warnings with console.log; stdout carries frames only.
-console.log = console.info = console.warn = console.debug = () => {};
+console.log =
+  console.info =
+  console.warn =
+  console.debug =
+    () => {};
 
 const encoder = new TextEncoder();
 const frames = new FrameReader(Deno.stdin.readable);
@@ -28,7 +32,9 @@ while (true) {
   } catch (error) {
     answer = {
       ok: false,
-      message: error instanceof ProcessingError ? error.message : `This file cannot be read: ${String(error)}.`,
+      message: error instanceof ProcessingError
+        ? error.message
+        : `This file cannot be read: ${String(error)}.`,
     };
   }
   await out.write(encodeFrame(encoder.encode(JSON.stringify(answer))));

@@ -22,8 +22,9 @@ const PATCH_POINT = "if (maxImageSize !== -1 && w * h > maxImageSize) {";
 /** Where pdf.js finds its CMaps (needed for CJK text) and standard font data, as file paths. */
 export const PDFJS_DATA = {
   cMapUrl: new URL("../../cmaps/", import.meta.resolve("pdfjs-dist/legacy/build/pdf.mjs")).pathname,
-  standardFontDataUrl: new URL("../../standard_fonts/", import.meta.resolve("pdfjs-dist/legacy/build/pdf.mjs"))
-    .pathname,
+  standardFontDataUrl:
+    new URL("../../standard_fonts/", import.meta.resolve("pdfjs-dist/legacy/build/pdf.mjs"))
+      .pathname,
   /** The pdf.js package folder, for `--allow-read` of a sandboxed reader. */
   packageDir: new URL("../../", import.meta.resolve("pdfjs-dist/legacy/build/pdf.mjs")).pathname,
 };

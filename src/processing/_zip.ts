@@ -28,7 +28,8 @@ export interface ZipPackage {
 /** True when the bytes start like a zip archive. */
 export function looksLikeZip(bytes: Uint8Array): boolean {
   return bytes.length >= 4 && bytes[0] === 0x50 && bytes[1] === 0x4b &&
-    ((bytes[2] === 3 && bytes[3] === 4) || (bytes[2] === 5 && bytes[3] === 6) || (bytes[2] === 7 && bytes[3] === 8));
+    ((bytes[2] === 3 && bytes[3] === 4) || (bytes[2] === 5 && bytes[3] === 6) ||
+      (bytes[2] === 7 && bytes[3] === 8));
 }
 
 function zipFailure(error: unknown): ProcessingError {
@@ -57,7 +58,9 @@ export function openZip(bytes: Uint8Array): ZipPackage {
     unzipSync(bytes, {
       filter(file) {
         if (entries.size >= MAX_ZIP_ENTRIES) {
-          throw new ProcessingError(`This zip archive has more than ${MAX_ZIP_ENTRIES} entries, too many to read.`);
+          throw new ProcessingError(
+            `This zip archive has more than ${MAX_ZIP_ENTRIES} entries, too many to read.`,
+          );
         }
         total += file.originalSize;
         if (file.originalSize > MAX_ZIP_ENTRY_BYTES || total > MAX_ZIP_TOTAL_BYTES) {

@@ -13,7 +13,8 @@ import { decodeText } from "./text_extract.ts";
 /** Content-type markers of the main parts Sergo reads. */
 export const WORD_MAIN = "wordprocessingml.document.main+xml";
 /** PowerPoint main part content type (presentation, slideshow, template, macro-enabled). */
-export const POWERPOINT_MAIN = /presentationml\.(presentation|slideshow|template)\.main\+xml|ms-powerpoint\.(presentation|slideshow|template)\.macroEnabled\.main\+xml/;
+export const POWERPOINT_MAIN =
+  /presentationml\.(presentation|slideshow|template)\.main\+xml|ms-powerpoint\.(presentation|slideshow|template)\.macroEnabled\.main\+xml/;
 
 const EXTENSIONS: Record<string, DocumentType | "text"> = {
   pdf: "pdf",
@@ -46,7 +47,10 @@ function extensionOf(fileName: string): string {
 function findPdfHeader(bytes: Uint8Array): boolean {
   const end = Math.min(bytes.length - 5, 1024);
   for (let i = 0; i <= end; i++) {
-    if (bytes[i] === 0x25 && bytes[i + 1] === 0x50 && bytes[i + 2] === 0x44 && bytes[i + 3] === 0x46 && bytes[i + 4] === 0x2d) {
+    if (
+      bytes[i] === 0x25 && bytes[i + 1] === 0x50 && bytes[i + 2] === 0x44 && bytes[i + 3] === 0x46 &&
+      bytes[i + 4] === 0x2d
+    ) {
       return true;
     }
   }
@@ -85,12 +89,16 @@ function zipType(bytes: Uint8Array): DocumentType {
   if (zip.has("word/document.xml")) return "docx";
   const names = [...zip.entries.keys()];
   if (findMainPart(zip, WORD_MAIN)) return "docx";
-  for (const name of names) if (/^ppt\/[^/]+\.xml$/.test(name) && zip.has("ppt/slides/slide1.xml")) return "pptx";
+  for (const name of names) {
+    if (/^ppt\/[^/]+\.xml$/.test(name) && zip.has("ppt/slides/slide1.xml")) return "pptx";
+  }
   if (zip.has("xl/workbook.xml") || names.some((n) => n.startsWith("xl/"))) {
     throw new ProcessingError("This file is an Excel workbook, which Sergo does not read.");
   }
   if (zip.has("mimetype") && new TextDecoder().decode(zip.read("mimetype")).includes("opendocument")) {
-    throw new ProcessingError("This file is an OpenDocument file, which Sergo does not read: save it as .docx or .pptx.");
+    throw new ProcessingError(
+      "This file is an OpenDocument file, which Sergo does not read: save it as .docx or .pptx.",
+    );
   }
   throw new ProcessingError("This zip archive holds no Word document or PowerPoint presentation part.");
 }
@@ -121,7 +129,9 @@ export function detectType(bytes: Uint8Array, fileName: string): DocumentType {
       text = decodeText(bytes);
     } catch (error) {
       if (claimed && claimed !== "text") {
-        throw new ProcessingError(`This file is not ${NAMES[claimed]}: its content is neither that nor text.`);
+        throw new ProcessingError(
+          `This file is not ${NAMES[claimed]}: its content is neither that nor text.`,
+        );
       }
       throw error;
     }

@@ -18,7 +18,7 @@ import type { ProcessedPage } from "../../events/types.ts";
 import { PDF_LARGE_PICTURE_FRACTION, WORD_PAGE_AREA_EMU2 } from "./basic_rules.ts";
 import { chartText } from "./_chart_text.ts";
 import type { ExtractResult } from "./extract_result.ts";
-import { findMainPart, type Relationship, readRelationships } from "./_opc.ts";
+import { findMainPart, readRelationships, type Relationship } from "./_opc.ts";
 import { type LayoutChunk, paginate } from "./_paginate.ts";
 import { child, childrenNamed, descendants, parseXml, textContent, type XNode } from "./_xml.ts";
 import { openZip, type ZipPackage } from "./_zip.ts";
@@ -84,7 +84,14 @@ function readFootnotes(zip: ZipPackage, rels: Map<string, Relationship>): Map<st
     for (const note of parseXml(xml, part).children) {
       if (note.name !== "footnote" && note.name !== "endnote") continue;
       if (note.attrs["w:type"] && note.attrs["w:type"] !== "normal") continue;
-      const ctx: DocContext = { zip, rels, styles: new Map(), footnotes: new Map(), visual: false, pendingNotes: [] };
+      const ctx: DocContext = {
+        zip,
+        rels,
+        styles: new Map(),
+        footnotes: new Map(),
+        visual: false,
+        pendingNotes: [],
+      };
       const text = childrenNamed(note, "p").map((p) => inlineText(p, ctx)).join(" ").trim();
       if (text) notes.set(`${kind}:${note.attrs["w:id"]}`, text);
     }
@@ -181,7 +188,9 @@ function listPrefix(p: XNode): string {
 function tableText(tbl: XNode, ctx: DocContext): string {
   const rows: string[] = [];
   for (const tr of descendantsShallow(tbl, "tr")) {
-    const cells = descendantsShallow(tr, "tc").map((tc) => blockTexts(tc, ctx).join(" ").replace(/\s*\n\s*/g, " ").trim());
+    const cells = descendantsShallow(tr, "tc").map((tc) =>
+      blockTexts(tc, ctx).join(" ").replace(/\s*\n\s*/g, " ").trim()
+    );
     if (cells.some((c) => c !== "")) rows.push(cells.join(" | "));
   }
   return rows.join("\n");

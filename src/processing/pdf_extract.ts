@@ -121,7 +121,9 @@ export function analyseOperators(
     const fraction = Math.min(1, Math.abs(m[0] * m[3] - m[1] * m[2]) * w * h / pageArea);
     drawing.pictures++;
     drawing.largestPicture = Math.max(drawing.largestPicture, fraction);
-    if (fraction < PDF_BACKGROUND_PICTURE_FRACTION) drawing.largestFigure = Math.max(drawing.largestFigure, fraction);
+    if (fraction < PDF_BACKGROUND_PICTURE_FRACTION) {
+      drawing.largestFigure = Math.max(drawing.largestFigure, fraction);
+    }
   };
   for (let i = 0; i < fnArray.length; i++) {
     const fn = fnArray[i];
@@ -234,7 +236,9 @@ export async function extractPdf(bytes: Uint8Array): Promise<ExtractResult> {
     const count = doc.numPages;
     if (!Number.isFinite(count) || count < 1) throw new ProcessingError("This PDF has no pages.");
     if (count > MAX_PDF_PAGES) {
-      throw new ProcessingError(`This PDF claims ${count} pages, more than the ${MAX_PDF_PAGES} pages Sergo reads.`);
+      throw new ProcessingError(
+        `This PDF claims ${count} pages, more than the ${MAX_PDF_PAGES} pages Sergo reads.`,
+      );
     }
     const ops = pdfjs.OPS as unknown as Record<string, number>;
     const pages: ProcessedPage[] = [];

@@ -9,7 +9,7 @@ import type { ProcessedPage } from "../../events/types.ts";
 import { PPTX_MANY_CONNECTORS, PPTX_MANY_SHAPES, PPTX_MIN_PICTURE_FRACTION } from "./basic_rules.ts";
 import { chartText } from "./_chart_text.ts";
 import type { ExtractResult } from "./extract_result.ts";
-import { findMainPart, type Relationship, readRelationships } from "./_opc.ts";
+import { findMainPart, readRelationships, type Relationship } from "./_opc.ts";
 import { child, childrenNamed, descendants, parseXml, textContent, type XNode } from "./_xml.ts";
 import { openZip, type ZipPackage } from "./_zip.ts";
 import { ProcessingError } from "./processing_error.ts";
@@ -45,8 +45,9 @@ function bodyText(body: XNode | undefined): string {
   for (const p of childrenNamed(body, "p")) {
     let line = "";
     for (const run of p.children) {
-      if (run.name === "r" || run.name === "fld") line += child(run, "t") ? textContent(child(run, "t")!) : "";
-      else if (run.name === "br") line += "\n";
+      if (run.name === "r" || run.name === "fld") {
+        line += child(run, "t") ? textContent(child(run, "t")!) : "";
+      } else if (run.name === "br") line += "\n";
     }
     paragraphs.push(line.trimEnd());
   }
@@ -119,7 +120,12 @@ function smartArtText(xml: string, part: string): string {
   return texts.join("\n");
 }
 
-function collectShapes(tree: XNode, ctx: SlideContext, out: Placed[], groupPos?: { x: number; y: number }): void {
+function collectShapes(
+  tree: XNode,
+  ctx: SlideContext,
+  out: Placed[],
+  groupPos?: { x: number; y: number },
+): void {
   for (const shape of tree.children) {
     const pos = groupPos ?? positionOf(shape, ctx);
     switch (shape.name) {
@@ -163,7 +169,9 @@ function collectShapes(tree: XNode, ctx: SlideContext, out: Placed[], groupPos?:
 
 function countPicture(shape: XNode, ctx: SlideContext): void {
   const pos = offsetOf(shape);
-  if (pos && pos.cx > 0 && pos.cy > 0 && (pos.cx * pos.cy) / ctx.slideArea < PPTX_MIN_PICTURE_FRACTION) return;
+  if (pos && pos.cx > 0 && pos.cy > 0 && (pos.cx * pos.cy) / ctx.slideArea < PPTX_MIN_PICTURE_FRACTION) {
+    return;
+  }
   ctx.features.pictures++;
 }
 
@@ -193,7 +201,10 @@ function sortReadingOrder(items: Placed[]): void {
   items.sort((a, b) => band(a.y) - band(b.y) || a.x - b.x);
 }
 
-function layoutPositions(zip: ZipPackage, rels: Map<string, Relationship>): Map<string, { x: number; y: number }> {
+function layoutPositions(
+  zip: ZipPackage,
+  rels: Map<string, Relationship>,
+): Map<string, { x: number; y: number }> {
   const positions = new Map<string, { x: number; y: number }>();
   const layout = [...rels.values()].find((r) => r.kind === "slideLayout");
   if (!layout) return positions;

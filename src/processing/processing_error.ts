@@ -12,7 +12,10 @@ export class ProcessingError extends Error {
 /** Turns anything thrown while reading into a {@link ProcessingError}, keeping clear ones as they are. */
 export function toProcessingError(error: unknown, fallback: string): ProcessingError {
   if (error instanceof ProcessingError) return error;
-  if (error instanceof RangeError && /call stack|Invalid array length|Array buffer allocation/i.test(error.message)) {
+  if (
+    error instanceof RangeError &&
+    /call stack|Invalid array length|Array buffer allocation/i.test(error.message)
+  ) {
     return new ProcessingError(`${fallback}: the file is nested too deeply or too large to read.`);
   }
   const detail = error instanceof Error ? error.message : String(error);

@@ -65,7 +65,9 @@ function markdownChunks(text: string): Chunk[] {
 export function extractText(bytes: Uint8Array, type: "txt" | "md"): Promise<ExtractResult> {
   const text = decodeText(bytes).replace(/\f/g, "\n\n");
   if (text.trim() === "") throw new ProcessingError("This file is empty: it holds only whitespace.");
-  const chunks = type === "md" ? markdownChunks(text) : [{ section: null, text: text.replace(/\n{3,}/g, "\n\n") }];
+  const chunks = type === "md"
+    ? markdownChunks(text)
+    : [{ section: null, text: text.replace(/\n{3,}/g, "\n\n") }];
   const pages = paginate(chunks, { withChunks: type === "md" });
   return Promise.resolve({ type, page_count: pages.length, pages_estimated: true, pages });
 }

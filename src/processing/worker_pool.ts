@@ -10,7 +10,7 @@
  * reader. Each slot keeps its reader between documents, so the start-up cost (about
  * 0.2 s, mostly loading pdf.js) is paid once per slot, not per document.
  *
- * The server needs `--allow-run` for `Deno.execPath()` (the deno binary).
+ * The server needs `--allow-run=deno` (or `--allow-run` for `Deno.execPath()`).
  *
  * @module
  */
@@ -44,6 +44,16 @@ const CHILD_SCRIPT = new URL("./_extract_child.ts", import.meta.url);
 /** A reader is replaced after this many documents, bounding slow leaks in parsers. */
 const JOBS_PER_READER = 500;
 
+/**
+ * The command that starts a reader: this Deno's own binary where the process
+ * may run it, otherwise `deno` by name, which `deno task` permissions allow as
+ * `--allow-run=deno` (the path of `Deno.execPath()` differs between installs).
+ */
+function denoCommand(): string {
+  const own = Deno.execPath();
+  return Deno.permissions.querySync({ name: "run", command: own }).state === "granted" ? own : "deno";
+}
+
 interface Job {
   bytes: Uint8Array;
   fileName: string;
@@ -60,7 +70,7 @@ class Reader {
   exited: Promise<Deno.CommandStatus>;
 
   constructor(memoryMb: number) {
-    this.process = new Deno.Command(Deno.execPath(), {
+    this.process = new Deno.Command(denoCommand(), {
       args: [
         "run",
         "--quiet",
@@ -114,13 +124,24 @@ export function createExtractionPool(options: ExtractionPoolOptions = {}): Extra
   const timeoutMs = options.timeoutMs ?? 120_000;
   const memoryMb = options.memoryMb ?? 1024;
   const queue: Job[] = [];
-  const slots: { reader?: Reader; busy: boolean }[] = Array.from({ length: concurrency }, () => ({ busy: false }));
+  const slots: { reader?: Reader; busy: boolean }[] = Array.from(
+    { length: concurrency },
+    () => ({ busy: false }),
+  );
   let closed = false;
 
   const run = async (job: Job, slot: { reader?: Reader; busy: boolean }): Promise<void> => {
-    if (!slot.reader || slot.reader.jobs >= JOBS_PER_READER) {
-      slot.reader?.kill();
-      slot.reader = new Reader(memoryMb);
+    try {
+      if (!slot.reader || slot.reader.jobs >= JOBS_PER_READER) {
+        slot.reader?.kill();
+        slot.reader = new Reader(memoryMb);
+      }
+    } catch (error) {
+      // No reader could be started (e.g. no permission to run deno): this document fails, the caller stays up.
+      slot.reader = undefined;
+      slot.busy = false;
+      job.reject(new ProcessingError(`No reader could be started for this file: ${String(error).split("\n")[0]}`));
+      return;
     }
     const reader = slot.reader;
     reader.jobs++;
@@ -137,7 +158,11 @@ export function createExtractionPool(options: ExtractionPoolOptions = {}): Extra
       reader.stdin.write(encodeFrame(job.bytes)).catch(() => {});
       const outcome = await Promise.race([answer, timeout, exited]);
       if (outcome === "timeout") {
-        job.reject(new ProcessingError(`Reading this file took longer than ${Number((timeoutMs / 1000).toFixed(1))} s.`));
+        job.reject(
+          new ProcessingError(
+            `Reading this file took longer than ${Number((timeoutMs / 1000).toFixed(1))} s.`,
+          ),
+        );
       } else if (outcome === "exited" || outcome === undefined) {
         const status = await reader.exited;
         await new Promise((r) => setTimeout(r, 50)); // let the stderr tail arrive

@@ -1,8 +1,9 @@
 /**
- * A fast PNG encoder for opaque drawn pages: 8-bit RGB, one filter per row
- * chosen like libpng's heuristic (smallest sum of absolute differences), and
- * zlib at a low level. On drawn pages this is several times faster than
- * Skia's encoder for files about as large.
+ * A fast PNG encoder for opaque drawn pages: 8-bit grey when every pixel is
+ * grey (most text pages), else 8-bit RGB; one filter per row, None, Sub or Up,
+ * whichever has the smallest sum of absolute differences (libpng's heuristic
+ * without the costly Average and Paeth); zlib at a low level. On drawn pages
+ * this is about twice as fast as Skia's encoder, for smaller files.
  *
  * @module
  */
@@ -37,61 +38,73 @@ function chunk(type: string, data: Uint8Array): Uint8Array {
   return out;
 }
 
-/** Filters the rows of an RGB image (PNG filter types 0–4, chosen per row). */
-function filterRows(rgb: Uint8Array, width: number, height: number): Uint8Array {
-  const stride = width * 3;
+/** Whether every pixel of RGBA data is grey (R = G = B). */
+function isGrey(rgba: Uint8Array | Uint8ClampedArray): boolean {
+  const words = new Uint32Array(rgba.buffer, rgba.byteOffset, rgba.length >>> 2);
+  for (let i = 0; i < words.length; i++) {
+    const w = words[i]!;
+    const r = w & 0xff;
+    if (((w >>> 8) & 0xff) !== r || ((w >>> 16) & 0xff) !== r) return false;
+  }
+  return true;
+}
+
+/** Packs RGBA into rows of `channels` (1 or 3) bytes per pixel, each led by a filter byte. */
+function filteredRows(
+  rgba: Uint8Array | Uint8ClampedArray,
+  width: number,
+  height: number,
+  channels: 1 | 3,
+): Uint8Array {
+  const stride = width * channels;
   const out = new Uint8Array((stride + 1) * height);
-  const candidate = new Uint8Array(stride);
+  let row = new Uint8Array(stride);
+  let prev = new Uint8Array(stride);
+  const sub = new Uint8Array(stride);
+  const up = new Uint8Array(stride);
   for (let y = 0; y < height; y++) {
-    const row = y * stride;
-    const prev = row - stride;
-    const target = y * (stride + 1);
-    let bestFilter = 0;
-    let bestSum = 0;
+    let p = y * width * 4;
+    if (channels === 1) {
+      for (let i = 0; i < stride; i++, p += 4) row[i] = rgba[p]!;
+    } else {
+      for (let i = 0; i < stride; i += 3, p += 4) {
+        row[i] = rgba[p]!;
+        row[i + 1] = rgba[p + 1]!;
+        row[i + 2] = rgba[p + 2]!;
+      }
+    }
+    let sumNone = 0;
+    let sumSub = 0;
+    let sumUp = 0;
     for (let i = 0; i < stride; i++) {
-      const v = rgb[row + i]!;
-      bestSum += v < 128 ? v : 256 - v;
+      const x = row[i]!;
+      const s = (x - (i >= channels ? row[i - channels]! : 0)) & 0xff;
+      const u = (x - prev[i]!) & 0xff;
+      sub[i] = s;
+      up[i] = u;
+      sumNone += x < 128 ? x : 256 - x;
+      sumSub += s < 128 ? s : 256 - s;
+      sumUp += u < 128 ? u : 256 - u;
     }
-    out[target] = 0;
-    out.set(rgb.subarray(row, row + stride), target + 1);
-    if (bestSum === 0) continue;
-    for (let filter = 1; filter <= 4; filter++) {
-      if (y === 0 && filter >= 2) break;
-      let sum = 0;
-      for (let i = 0; i < stride; i++) {
-        const x = rgb[row + i]!;
-        const a = i >= 3 ? rgb[row + i - 3]! : 0;
-        const b = y > 0 ? rgb[prev + i]! : 0;
-        let v: number;
-        if (filter === 1) v = x - a;
-        else if (filter === 2) v = x - b;
-        else if (filter === 3) v = x - ((a + b) >>> 1);
-        else {
-          const c = y > 0 && i >= 3 ? rgb[prev + i - 3]! : 0;
-          const p = a + b - c;
-          const pa = Math.abs(p - a);
-          const pb = Math.abs(p - b);
-          const pc = Math.abs(p - c);
-          v = x - (pa <= pb && pa <= pc ? a : pb <= pc ? b : c);
-        }
-        v &= 0xff;
-        candidate[i] = v;
-        sum += v < 128 ? v : 256 - v;
-        if (sum >= bestSum) break;
-      }
-      if (sum < bestSum) {
-        bestSum = sum;
-        bestFilter = filter;
-        out.set(candidate, target + 1);
-      }
+    const target = y * (stride + 1);
+    if (y > 0 && sumUp <= sumSub && sumUp <= sumNone) {
+      out[target] = 2;
+      out.set(up, target + 1);
+    } else if (sumSub < sumNone) {
+      out[target] = 1;
+      out.set(sub, target + 1);
+    } else {
+      out[target] = 0;
+      out.set(row, target + 1);
     }
-    out[target] = bestFilter;
+    [row, prev] = [prev, row];
   }
   return out;
 }
 
 /**
- * Encodes RGBA pixels (alpha ignored: pages are drawn on white) as an RGB PNG.
+ * Encodes RGBA pixels (alpha ignored: pages are drawn on white) as a PNG,
+ * grey when the picture has no colour.
  */
 export function encodePng(
   rgba: Uint8Array | Uint8ClampedArray,
@@ -104,27 +117,22 @@ export function encodePng(
       `Cannot encode a PNG of ${width} x ${height}: expected ${width * height * 4} bytes, got ${rgba.length}`,
     );
   }
-  const rgb = new Uint8Array(width * height * 3);
-  for (let i = 0, j = 0; i < rgba.length; i += 4, j += 3) {
-    rgb[j] = rgba[i]!;
-    rgb[j + 1] = rgba[i + 1]!;
-    rgb[j + 2] = rgba[i + 2]!;
-  }
-  const filtered = filterRows(rgb, width, height);
+  const channels = isGrey(rgba) ? 1 : 3;
+  const filtered = filteredRows(rgba, width, height, channels);
   const compressed = deflateSync(filtered, { level: options.level ?? PNG_ZLIB_LEVEL });
   const header = new Uint8Array(13);
   const view = new DataView(header.buffer);
   view.setUint32(0, width);
   view.setUint32(4, height);
   header[8] = 8; // bit depth
-  header[9] = 2; // colour type: RGB
+  header[9] = channels === 1 ? 0 : 2; // colour type: grey or RGB
   const parts = [
     new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
     chunk("IHDR", header),
     chunk("IDAT", new Uint8Array(compressed.buffer, compressed.byteOffset, compressed.byteLength)),
     chunk("IEND", new Uint8Array(0)),
   ];
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  const out = new Uint8Array(parts.reduce((n, part) => n + part.length, 0));
   let offset = 0;
   for (const part of parts) {
     out.set(part, offset);

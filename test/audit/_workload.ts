@@ -81,6 +81,7 @@ export const BEN_KEY = { id: "kBen0001", name: "helper", last4: "z9Y8" };
 
 /** Appends the mixed workload: Ava and Ben, their folders, documents, keys and calls. */
 export async function appendWorkload(store: SqliteEventStore): Promise<void> {
+  clock = Date.parse("2026-10-24T09:00:00Z");
   const ava = "pAva", ben = "pBen";
   const a = (stream: string, events: SergoEvent[]) => store.append(stream, events);
   await a(`person-${ava}`, [

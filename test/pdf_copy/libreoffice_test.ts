@@ -24,18 +24,11 @@ function tempCopyDirs(): string[] {
   ).map((entry) => entry.name);
 }
 
-/** Live (not zombie) soffice processes whose command line mentions a Sergo copy folder. */
-function liveCopyProcesses(): number[] {
-  const pids: number[] = [];
-  for (const entry of Deno.readDirSync("/proc")) {
-    if (!/^\d+$/.test(entry.name)) continue;
-    try {
-      const cmdline = Deno.readTextFileSync(`/proc/${entry.name}/cmdline`);
-      const state = Deno.readTextFileSync(`/proc/${entry.name}/stat`).split(") ")[1]?.[0];
-      if (cmdline.includes("sergo-pdf-copy-") && state !== "Z") pids.push(Number(entry.name));
-    } catch { /* gone */ }
-  }
-  return pids;
+/** Live (not zombie) processes whose command line mentions a Sergo copy folder, from `ps`. */
+async function liveCopyProcesses(): Promise<string[]> {
+  const out = await new Deno.Command("ps", { args: ["-eo", "stat=,args="], stdout: "piped" }).output();
+  return new TextDecoder().decode(out.stdout).split("\n")
+    .filter((line) => line.includes("sergo-pdf-copy-") && !line.trim().startsWith("Z"));
 }
 
 Deno.test("converterAvailable names the LibreOffice version (or what to install)", async () => {
@@ -77,11 +70,15 @@ Deno.test({
   name: "a copy with the wrong number of pages is refused with a reason",
   ignore: !available,
   async fn() {
-    const pdf = await convertToPdf(await Deno.readFile(`${CORPUS}/pptx/docling-sample-table-notes.pptx`), "pptx");
+    const pdf = await convertToPdf(
+      await Deno.readFile(`${CORPUS}/pptx/docling-sample-table-notes.pptx`),
+      "pptx",
+    );
     assert.equal(await checkCopy("pptx", 3, pdf), 3);
     await assert.rejects(checkCopy("pptx", 5, pdf), {
       name: "PdfCopyError",
-      message: "The PDF copy has 3 pages but the deck has 5 slides, so its page numbers would not match the slides",
+      message:
+        "The PDF copy has 3 pages but the deck has 5 slides, so its page numbers would not match the slides",
     });
     await assert.rejects(checkCopy("docx", null, new Uint8Array(0)), PdfCopyError);
   },
@@ -127,6 +124,6 @@ Deno.test({
     });
     assert.equal(tempCopyDirs().length, before);
     await new Promise((resolve) => setTimeout(resolve, 500));
-    assert.deepEqual(liveCopyProcesses(), []);
+    assert.deepEqual(await liveCopyProcesses(), []);
   },
 });

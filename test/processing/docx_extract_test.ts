@@ -10,7 +10,9 @@ async function read(path: string): Promise<ExtractResult> {
 function sections(result: ExtractResult): (string | null)[] {
   const out: (string | null)[] = [];
   for (const page of result.pages) {
-    for (const chunk of page.chunks ?? []) if (out.length === 0 || out[out.length - 1] !== chunk.section) out.push(chunk.section);
+    for (const chunk of page.chunks ?? []) {
+      if (out.length === 0 || out[out.length - 1] !== chunk.section) out.push(chunk.section);
+    }
   }
   return out;
 }

@@ -11,7 +11,9 @@ Deno.test("PDF: scanned pages without a text layer are marked image-only", async
   for (const file of ["scanned-ru-inspection-certificate.pdf", "scanned-zh-penalty-decision-ccitt.pdf"]) {
     const result = await read(file);
     assert.ok(result.pages.length > 0);
-    for (const page of result.pages) assert.deepEqual([page.marked, page.image_only], [true, true], `${file} p${page.page}`);
+    for (const page of result.pages) {
+      assert.deepEqual([page.marked, page.image_only], [true, true], `${file} p${page.page}`);
+    }
   }
 });
 
@@ -26,7 +28,9 @@ Deno.test("PDF: diagram slides are marked, text slides over a background picture
   const cncf = await read("cncf-standards-next-gen-cloud-slides.pdf");
   assert.equal(cncf.page_count, 18);
   assert.equal(cncf.pages[8]!.marked, true, "slide 9 is a box diagram drawn with lines");
-  for (const n of [3, 4, 5, 14, 15, 17]) assert.equal(cncf.pages[n - 1]!.marked, false, `slide ${n} is text only`);
+  for (const n of [3, 4, 5, 14, 15, 17]) {
+    assert.equal(cncf.pages[n - 1]!.marked, false, `slide ${n} is text only`);
+  }
   const kcd = await read("kcd-ebpf-service-mesh-slides-zh.pdf");
   assert.match(kcd.pages[6]!.text, /Pod IP/);
   for (const n of [3, 7]) assert.equal(kcd.pages[n - 1]!.marked, false, `slide ${n} is bullet text`);

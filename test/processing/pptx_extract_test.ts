@@ -61,7 +61,9 @@ Deno.test("PowerPoint: text-only slides are not marked", async () => {
   assert.equal(withText.length, 26);
   assert.ok(withText.every((p) => !p.marked));
   // Slides 15 and 26 hold only an ActiveX control: nothing to read, so they are to view.
-  for (const n of [15, 26]) assert.deepEqual([deck.pages[n - 1]!.marked, deck.pages[n - 1]!.image_only], [true, true]);
+  for (const n of [15, 26]) {
+    assert.deepEqual([deck.pages[n - 1]!.marked, deck.pages[n - 1]!.image_only], [true, true]);
+  }
 });
 
 Deno.test("PowerPoint: Hebrew slide text is extracted", async () => {

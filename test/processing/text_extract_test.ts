@@ -25,7 +25,10 @@ Deno.test("Markdown: chunks carry the nearest heading", async () => {
 });
 
 Deno.test("Text: every script of the UDHR file survives", async () => {
-  const result = await extractDocument(await corpusBytes("text/udhr-article-1-all-languages.txt"), "udhr.txt");
+  const result = await extractDocument(
+    await corpusBytes("text/udhr-article-1-all-languages.txt"),
+    "udhr.txt",
+  );
   const all = result.pages.map((p) => p.text).join("\n");
   for (const re of [/[\u4e00-\u9fff]/, /[\u0600-\u06ff]/, /[\u05d0-\u05ea]/, /[А-Яа-я]/, /[\u0900-\u097f]/]) {
     assert.match(all, re);

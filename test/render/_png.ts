@@ -38,7 +38,18 @@ export async function pdftoppmPng(pdfPath: string, page: number): Promise<Uint8A
   const dir = await Deno.makeTempDir({ prefix: "sergo-pdftoppm-" });
   try {
     const out = await new Deno.Command("pdftoppm", {
-      args: ["-r", "110", "-f", String(page), "-l", String(page), "-png", "-singlefile", pdfPath, `${dir}/page`],
+      args: [
+        "-r",
+        "110",
+        "-f",
+        String(page),
+        "-l",
+        String(page),
+        "-png",
+        "-singlefile",
+        pdfPath,
+        `${dir}/page`,
+      ],
       stdout: "null",
       stderr: "null",
     }).output();

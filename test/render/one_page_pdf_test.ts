@@ -55,6 +55,9 @@ Deno.test("a damaged page tree that pdf-lib cannot follow is cut out by pdf.js",
 
 Deno.test("a page past the end is refused with the page count", async () => {
   const bytes = await Deno.readFile(`${CORPUS}/pdf/cncf-standards-next-gen-cloud-slides.pdf`);
-  await assert.rejects(onePagePdf(bytes, 40), { name: "PageRenderError", message: "Page 40 is past the end: the PDF has 18 pages" });
+  await assert.rejects(onePagePdf(bytes, 40), {
+    name: "PageRenderError",
+    message: "Page 40 is past the end: the PDF has 18 pages",
+  });
   await assert.rejects(onePagePdf(bytes, 0), PageRenderError);
 });

@@ -26,7 +26,9 @@ async function setup(): Promise<{ dir: string; blobs: BlobStore; cache: BlobStor
   const dir = await Deno.makeTempDir({ prefix: "sergo-page-cache-" });
   const blobs = new BlobStore(join(dir, "blobs"));
   const cache = new BlobStore(join(dir, "cache"));
-  const sha = await blobs.write(await Deno.readFile(`${CORPUS}/pdf/cncf-standards-next-gen-cloud-slides.pdf`));
+  const sha = await blobs.write(
+    await Deno.readFile(`${CORPUS}/pdf/cncf-standards-next-gen-cloud-slides.pdf`),
+  );
   return { dir, blobs, cache, sha };
 }
 
@@ -99,7 +101,9 @@ Deno.test("a failed view is not cached, and a missing source says so", async () 
   const pool = countingPool();
   try {
     const views = new PageViews(blobs, pool, { cache });
-    await assert.rejects(views.view(sha, 99, "image"), { message: "Page 99 is past the end: the PDF has 18 pages" });
+    await assert.rejects(views.view(sha, 99, "image"), {
+      message: "Page 99 is past the end: the PDF has 18 pages",
+    });
     await assert.rejects(views.view(sha, 99, "image"), PageRenderError);
     assert.equal(pool.jobs.length, 2);
     await assert.rejects(views.view("0".repeat(64), 1, "image"), /is not in the blob store/);

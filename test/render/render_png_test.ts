@@ -1,13 +1,16 @@
 import assert from "node:assert/strict";
 import { PDFDocument } from "pdf-lib";
-import { pageSizePx, PageRenderError, renderPagePng } from "../../src/render/render_png.ts";
+import { PageRenderError, pageSizePx, renderPagePng } from "../../src/render/render_png.ts";
 import { inkShare, pdftoppmPng, pngSize } from "./_png.ts";
 
 const CORPUS = "/work/shared/corpus";
 const read = (path: string): Promise<Uint8Array> => Deno.readFile(`${CORPUS}/${path}`);
 
 Deno.test("a 16:9 slide is drawn at 110 dpi as 1,100 x 619, a valid PNG with the slide on it", async () => {
-  const { png, width, height } = await renderPagePng(await read("pdf/cncf-standards-next-gen-cloud-slides.pdf"), 2);
+  const { png, width, height } = await renderPagePng(
+    await read("pdf/cncf-standards-next-gen-cloud-slides.pdf"),
+    2,
+  );
   assert.deepEqual({ width, height }, { width: 1100, height: 619 });
   assert.deepEqual(pngSize(png), { width: 1100, height: 619 });
   const ink = await inkShare(png);
@@ -69,7 +72,10 @@ Deno.test("a page past the end, or page 0, is refused with the page count", asyn
 
 Deno.test("hostile images: a 34,862 x 4,332 soft mask is refused at once; a 4-byte 'JPEG' of 7,300 x 7,600 draws within bounds", async () => {
   const started = performance.now();
-  await assert.rejects(renderPagePng(await read("hostile/huge-smask-34862x4332.pdf"), 1), /34862 x 4332 pixels/);
+  await assert.rejects(
+    renderPagePng(await read("hostile/huge-smask-34862x4332.pdf"), 1),
+    /34862 x 4332 pixels/,
+  );
   assert.ok(performance.now() - started < 2000);
   const claims = await renderPagePng(await read("hostile/jpeg-claims-7300x7600-in-4-bytes.pdf"), 1);
   assert.ok(claims.width <= 1568 && claims.height <= 1568);
@@ -78,7 +84,10 @@ Deno.test("hostile images: a 34,862 x 4,332 soft mask is refused at once; a 4-by
 });
 
 Deno.test("broken files fail with one sentence: empty, password-protected", async () => {
-  await assert.rejects(renderPagePng(await read("hostile/empty-zero-bytes.pdf"), 1), /^PageRenderError: Cannot open the PDF: /);
+  await assert.rejects(
+    renderPagePng(await read("hostile/empty-zero-bytes.pdf"), 1),
+    /^PageRenderError: Cannot open the PDF: /,
+  );
   await assert.rejects(
     renderPagePng(await read("hostile/password-required-user-pw-test.pdf"), 1),
     { message: "Cannot open the PDF: it needs a password" },

@@ -11,23 +11,25 @@ Deno.test("hostile PDFs fail alone: every one answers, and the pool draws a good
     const hostile = [...Deno.readDirSync(`${CORPUS}/hostile`)].filter((entry) => entry.name.endsWith(".pdf"))
       .map((entry) => entry.name).sort();
     assert.ok(hostile.length >= 20);
-    const outcomes = await Promise.all(hostile.flatMap((name) =>
-      (["image", "pdf"] as const).map(async (format) => {
-        const pdfBytes = await Deno.readFile(`${CORPUS}/hostile/${name}`);
-        try {
-          const bytes = await pool.render({ pdfBytes, page: 1, format });
-          if (format === "image") {
-            const { width, height } = pngSize(bytes);
-            assert.ok(width <= 1568 && height <= 1568, `${name}: ${width} x ${height}`);
+    const outcomes = await Promise.all(
+      hostile.flatMap((name) =>
+        (["image", "pdf"] as const).map(async (format) => {
+          const pdfBytes = await Deno.readFile(`${CORPUS}/hostile/${name}`);
+          try {
+            const bytes = await pool.render({ pdfBytes, page: 1, format });
+            if (format === "image") {
+              const { width, height } = pngSize(bytes);
+              assert.ok(width <= 1568 && height <= 1568, `${name}: ${width} x ${height}`);
+            }
+            return "drawn";
+          } catch (error) {
+            assert.ok(error instanceof PageRenderError, `${name} (${format}): ${error}`);
+            assert.ok(!error.message.includes("\n"), `one line: ${error.message}`);
+            return "refused";
           }
-          return "drawn";
-        } catch (error) {
-          assert.ok(error instanceof PageRenderError, `${name} (${format}): ${error}`);
-          assert.ok(!error.message.includes("\n"), `one line: ${error.message}`);
-          return "refused";
-        }
-      })
-    ));
+        })
+      ),
+    );
     assert.ok(outcomes.includes("refused") && outcomes.includes("drawn"));
     const good = await pool.render({
       pdfBytes: await Deno.readFile(`${CORPUS}/pdf/cncf-standards-next-gen-cloud-slides.pdf`),

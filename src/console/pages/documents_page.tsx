@@ -1,0 +1,189 @@
+/** @jsxImportSource preact */
+/**
+ * The documents page: the folder tree, folder actions, the upload area and
+ * the documents of the chosen folder with their status and actions.
+ *
+ * @module
+ */
+import type { VNode } from "preact";
+import type { DocumentRow, Folder } from "../../../projections/catalogue.ts";
+import { DocumentActions, pageCount, PagesToView, Status, typeLabel } from "./document_parts.tsx";
+import { FolderLinks } from "./folder_tree.tsx";
+import { Alert, formatSize, Layout, type PageContext, Time } from "./layout.tsx";
+
+/** Options of {@linkcode DocumentsPage}. */
+export interface DocumentsPageProps {
+  context: PageContext;
+  rootLabel: string;
+  folders: readonly Folder[];
+  /** The folder shown; null for the root (every document). */
+  current: Folder | null;
+  documents: readonly DocumentRow[];
+  total: number;
+  /** Folder paths by id, for the folder column. */
+  folderPaths: ReadonlyMap<string, string>;
+  maxUploadBytes: number;
+}
+
+/** The documents page. */
+export function DocumentsPage(props: DocumentsPageProps): VNode {
+  const { context, current, documents } = props;
+  const here = current ? current.path : props.rootLabel;
+  const self = current ? `/documents?folder=${encodeURIComponent(current.folder_id)}` : "/documents";
+  return (
+    <Layout context={context} title={current ? current.name : "Documents"} scripts={["documents.js"]}>
+      <div class="with-sidebar">
+        <aside class="sidebar">
+          <h2 class="sidebar-title">Folders</h2>
+          <FolderLinks rootLabel={props.rootLabel} folders={props.folders} currentId={current?.folder_id ?? null} />
+          <form
+            data-api="/api/folders"
+            data-method="POST"
+            data-done="goto-folder"
+            class="stack compact"
+            id="new-folder"
+          >
+            <input type="hidden" name="parent_id" value={current?.folder_id ?? ""} data-null-if-empty />
+            <label>
+              New folder in <span class="path">{current ? current.name : "the root"}</span>
+              <input name="name" required maxlength={200} data-rule="folder-name" placeholder="Folder name" />
+            </label>
+            <button type="submit">Create folder</button>
+            <Alert />
+          </form>
+        </aside>
+        <div class="content">
+          <header class="page-head">
+            <div>
+              <p class="crumb">{current ? props.rootLabel : "All documents"}</p>
+              <h1>{here}</h1>
+              <p class="muted">
+                {props.total === 1 ? "1 document" : `${props.total} documents`}
+                {current ? " in this folder and the folders inside it" : ""}
+              </p>
+            </div>
+            {current && (
+              <details class="menu">
+                <summary>Folder actions</summary>
+                <div class="menu-body">
+                  <form
+                    data-api={`/api/folders/${current.folder_id}`}
+                    data-method="PATCH"
+                    data-done="reload"
+                    class="stack compact"
+                  >
+                    <label>
+                      Rename to
+                      <input name="name" value={current.name} required maxlength={200} data-rule="folder-name" />
+                    </label>
+                    <button type="submit">Rename</button>
+                    <Alert />
+                  </form>
+                  <form
+                    data-api={`/api/folders/${current.folder_id}`}
+                    data-method="DELETE"
+                    data-done={`goto:${
+                      current.parent_id ? `/documents?folder=${encodeURIComponent(current.parent_id)}` : "/documents"
+                    }`}
+                    data-confirm={`Delete the folder "${current.name}"?`}
+                    class="stack compact"
+                  >
+                    <label class="check">
+                      <input type="checkbox" name="recursive" value="true" data-query />
+                      and everything in it
+                    </label>
+                    <button type="submit" class="danger">Delete folder</button>
+                    <Alert />
+                  </form>
+                </div>
+              </details>
+            )}
+          </header>
+
+          <section class="upload card" aria-labelledby="upload-title">
+            <h2 id="upload-title">Upload</h2>
+            <form
+              id="upload"
+              data-folder-id={current?.folder_id ?? ""}
+              data-max-bytes={String(props.maxUploadBytes)}
+              class="dropzone"
+            >
+              <p>
+                Drop PDF, PowerPoint, Word, text or Markdown files here, or{" "}
+                <label class="file-pick">
+                  choose files
+                  <input type="file" name="files" multiple id="upload-files" />
+                </label>{" "}
+                to put them in <strong>{here}</strong>.
+              </p>
+              <label class="inline">
+                Processing
+                <select name="preset" id="upload-preset">
+                  <option value="basic">Basic — text by rules</option>
+                  <option value="none">None — upload without processing</option>
+                </select>
+              </label>
+              <p class="hint">Up to {formatSize(props.maxUploadBytes)} each.</p>
+            </form>
+            <ul class="uploads" id="upload-list" aria-live="polite"></ul>
+          </section>
+
+          {documents.length === 0
+            ? <p class="empty">No documents here yet.</p>
+            : (
+              <div class="table-wrap">
+                <table class="documents">
+                  <thead>
+                    <tr>
+                      <th scope="col">Name</th>
+                      <th scope="col">Status</th>
+                      <th scope="col">Type</th>
+                      <th scope="col">Pages</th>
+                      <th scope="col">Uploaded</th>
+                      <th scope="col">Pages to view</th>
+                      <th scope="col"><span class="sr-only">Actions</span></th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {documents.map((doc) => (
+                      <tr data-document-id={doc.document_id} data-status={doc.status}>
+                        <td class="name">
+                          <a href={`/documents/${doc.document_id}`}>{doc.name}</a>
+                          <span class="sub">
+                            {doc.folder_id === null ? props.rootLabel : props.folderPaths.get(doc.folder_id) ?? ""}
+                            {" · "}
+                            {formatSize(doc.size)}
+                          </span>
+                        </td>
+                        <td class="status" data-cell="status"><Status doc={doc} /></td>
+                        <td data-label="Type">{typeLabel(doc.type)}</td>
+                        <td data-label="Pages" data-cell="pages">{pageCount(doc)}</td>
+                        <td data-label="Uploaded"><Time iso={doc.uploaded_at} dateOnly /></td>
+                        <td data-label="Pages to view" data-cell="to-view"><PagesToView doc={doc} max={8} /></td>
+                        <td>
+                          <details class="menu">
+                            <summary>Actions<span class="sr-only">for {doc.name}</span></summary>
+                            <div class="menu-body">
+                              <DocumentActions
+                                doc={doc}
+                                folders={props.folders}
+                                rootLabel={props.rootLabel}
+                                afterDelete={self}
+                              />
+                            </div>
+                          </details>
+                        </td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+            )}
+          {props.total > documents.length && (
+            <p class="muted">Showing the newest {documents.length} of {props.total}.</p>
+          )}
+        </div>
+      </div>
+    </Layout>
+  );
+}

@@ -1,0 +1,194 @@
+/**
+ * `POST /mcp`: Streamable HTTP, stateless, JSON answers. Every request is
+ * answered from the caller's key alone: the key is checked first (before
+ * MCP starts, with the reference's HTTP answers), then the Origin, the
+ * headers, the key's rate, and then the key's own server answers.
+ *
+ * 2025-era traffic (2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05) is served
+ * by a server built per request over a single-exchange transport (always
+ * JSON, never SSE); 2026-07-28 traffic (`server/discover` and the per-request
+ * envelope) goes to the SDK's `createMcpHandler`, fed by the same servers.
+ *
+ * @module
+ */
+import type { DatabaseSync } from "node:sqlite";
+import {
+  createMcpHandler,
+  isLegacyRequest,
+  type McpHttpHandler,
+  PROTOCOL_VERSION_META_KEY,
+} from "@modelcontextprotocol/server";
+import type { EventStore } from "../../events/store.ts";
+import { authenticateAgentKey } from "../auth/mcp_auth.ts";
+import type { Caller } from "./audit.ts";
+import { RateLimiter } from "./rate_limit.ts";
+import {
+  answerMessages,
+  buildServer,
+  callerDefinitions,
+  type ExchangeState,
+  isRequest,
+  type JsonRpcMessage,
+  type McpCore,
+} from "./server.ts";
+import { mcpSettings, type McpSettings } from "./settings.ts";
+import type { PageViewer } from "./tools/tool.ts";
+
+/** What the endpoint is built from. */
+export interface McpDeps {
+  /** The projections database. */
+  db: DatabaseSync;
+  /** The event log; each call appends its audit event here before it is answered. */
+  store: EventStore;
+  /** The clock. Default: the system clock. */
+  now?: () => Date;
+  /** Settings; anything left out takes its default. */
+  settings?: Partial<McpSettings>;
+  /** Draws pages for `view_page` (see `src/render/page_cache.ts`). */
+  pageViews?: PageViewer;
+}
+
+/** The protocol versions the endpoint speaks. */
+export const PROTOCOL_VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", "2026-07-28"] as const;
+
+const FIRST_MODERN = "2026-07-28";
+const JSON_HEADERS = { "content-type": "application/json" };
+
+/** A JSON-RPC error as an HTTP response. */
+function rpcError(status: number, code: number, message: string, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code, message } }), {
+    status,
+    headers: { ...JSON_HEADERS, ...headers },
+  });
+}
+
+function loopbackHost(host: string): boolean {
+  const name = host.replace(/:\d+$/, "").toLowerCase();
+  return name === "localhost" || name === "127.0.0.1" || name === "[::1]";
+}
+
+/** Whether a request's Origin may call: none sent, an allowed origin, or this local server's own origin. */
+export function originAllowed(request: Request, allowed: readonly string[]): boolean {
+  const origin = request.headers.get("origin");
+  if (origin === null) return true;
+  if (allowed.includes(origin)) return true;
+  const host = request.headers.get("host") ?? new URL(request.url).host;
+  return loopbackHost(host) && (origin === `http://${host}` || origin === `https://${host}`);
+}
+
+function acceptsJson(accept: string | null): boolean {
+  if (accept === null || accept.trim() === "") return true;
+  return accept.split(",").some((part) => {
+    const type = part.split(";")[0]!.trim().toLowerCase();
+    return type === "application/json" || type === "application/*" || type === "*/*";
+  });
+}
+
+function isJsonContentType(value: string | null): boolean {
+  return value !== null && value.split(";")[0]!.trim().toLowerCase() === "application/json";
+}
+
+// deno-lint-ignore no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
+function isModernCandidate(header: string | null, body: unknown): boolean {
+  if (header !== null && header >= FIRST_MODERN) return true;
+  if (body === null || typeof body !== "object" || Array.isArray(body)) return false;
+  const params = (body as { params?: { _meta?: Record<string, unknown> } }).params;
+  return params?._meta?.[PROTOCOL_VERSION_META_KEY] !== undefined;
+}
+
+/** Builds the `/mcp` handler. */
+export function createMcpEndpoint(deps: McpDeps): (request: Request) => Promise<Response> {
+  const settings = mcpSettings(deps.settings);
+  const core: McpCore = {
+    db: deps.db,
+    store: deps.store,
+    now: deps.now ?? (() => new Date()),
+    settings,
+    pageViews: deps.pageViews,
+  };
+  const limiter = new RateLimiter(settings.rateLimitPerSecond, settings.rateLimitBurst);
+  let modern: McpHttpHandler | null = null;
+  const modernHandler = (): McpHttpHandler =>
+    modern ??= createMcpHandler(({ authInfo }) => {
+      const { caller, state } = authInfo!.extra as { caller: Caller; state: ExchangeState };
+      return buildServer(core, caller, callerDefinitions(core, caller), state);
+    }, { legacy: "reject", responseMode: "json" });
+
+  return async (request: Request): Promise<Response> => {
+    if (request.method !== "POST") {
+      return rpcError(405, -32000, "Method not allowed: this endpoint takes POST only.", { allow: "POST" });
+    }
+    if (!originAllowed(request, settings.allowedOrigins)) {
+      return rpcError(403, -32000, `Origin '${request.headers.get("origin")}' may not call this server.`);
+    }
+    const now = core.now();
+    const auth = authenticateAgentKey(core.db, request.headers.get("authorization"), now);
+    if (!auth.ok) return auth.response;
+    if (!isJsonContentType(request.headers.get("content-type"))) {
+      return rpcError(415, -32000, "Send the request body as JSON, with Content-Type: application/json.");
+    }
+    if (!acceptsJson(request.headers.get("accept"))) {
+      return rpcError(406, -32000, "This server answers with JSON: accept application/json.");
+    }
+    const version = request.headers.get("mcp-protocol-version");
+    if (version !== null && !(PROTOCOL_VERSIONS as readonly string[]).includes(version)) {
+      return rpcError(
+        400,
+        -32600,
+        `Unsupported MCP-Protocol-Version '${version}': use one of ${PROTOCOL_VERSIONS.join(", ")}.`,
+      );
+    }
+    const endUser = request.headers.get("x-sergo-end-user");
+    if (endUser !== null && (endUser.length > settings.maxEndUserLength || CONTROL.test(endUser))) {
+      return rpcError(
+        400,
+        -32600,
+        `X-Sergo-End-User must be at most ${settings.maxEndUserLength} characters without control characters.`,
+      );
+    }
+    const rate = limiter.take(auth.key.key_id, now.getTime());
+    if (!rate.allowed) {
+      return rpcError(
+        429,
+        -32000,
+        `Too many calls with this key: at most ${settings.rateLimitPerSecond} a second — try again in ${rate.retryAfterSeconds} s.`,
+        { "retry-after": String(rate.retryAfterSeconds) },
+      );
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(await request.text());
+    } catch {
+      return rpcError(400, -32700, "Parse error: the request body is not valid JSON.");
+    }
+    const caller: Caller = { key: auth.key, maskedKey: auth.maskedKey, endUser: endUser === "" ? null : endUser };
+    const state: ExchangeState = { auditFailure: null };
+
+    if (isModernCandidate(version, body) && !(await isLegacyRequest(request, body))) {
+      const response = await modernHandler().fetch(request, {
+        parsedBody: body,
+        authInfo: { token: "sgk", clientId: auth.key.key_id, scopes: [], extra: { caller, state } },
+      });
+      if (state.auditFailure === null) return response;
+      return new Response(await response.text(), { status: 503, headers: JSON_HEADERS });
+    }
+
+    const batch = Array.isArray(body);
+    const messages = (batch ? body : [body]) as unknown[];
+    if (batch && version !== null && version !== "2025-03-26") {
+      return rpcError(400, -32600, `Batches are accepted under protocol version 2025-03-26 only, not '${version}'.`);
+    }
+    if (messages.length === 0 || !messages.every((m) => m !== null && typeof m === "object" && !Array.isArray(m))) {
+      return rpcError(400, -32600, "Invalid request: send one JSON-RPC message (or a batch of them).");
+    }
+    const parsed = messages as JsonRpcMessage[];
+    const invalid = parsed.find((m) => m.jsonrpc !== "2.0" || (typeof m.method !== "string" && !("result" in m || "error" in m)));
+    if (invalid) return rpcError(400, -32600, "Invalid request: a JSON-RPC 2.0 message needs a method.");
+    if (!parsed.some(isRequest)) return new Response(null, { status: 202 });
+    const answers = await answerMessages(core, caller, parsed.filter((m) => typeof m.method === "string"), state);
+    const text = batch ? `[${answers.join(",")}]` : answers[0]!;
+    return new Response(text, { status: state.auditFailure === null ? 200 : 503, headers: JSON_HEADERS });
+  };
+}

@@ -1,0 +1,40 @@
+/**
+ * A token bucket per key: `perSecond` calls refilled continuously, up to
+ * `burst` at once, so one runaway agent cannot starve the others.
+ *
+ * @module
+ */
+
+/** The answer of {@linkcode RateLimiter.take}: allowed, or how long to wait. */
+export type RateDecision = { allowed: true } | { allowed: false; retryAfterSeconds: number };
+
+/** Rate limits by key id. */
+export class RateLimiter {
+  readonly #perSecond: number;
+  readonly #burst: number;
+  readonly #buckets = new Map<string, { tokens: number; at: number }>();
+
+  /** A limiter of `perSecond` calls a second with bursts of `burst`. */
+  constructor(perSecond: number, burst: number) {
+    this.#perSecond = perSecond;
+    this.#burst = Math.max(1, burst);
+  }
+
+  /** Takes one call from the key's bucket at time `nowMs`. */
+  take(keyId: string, nowMs: number): RateDecision {
+    let bucket = this.#buckets.get(keyId);
+    if (!bucket) {
+      if (this.#buckets.size > 100_000) this.#buckets.clear();
+      bucket = { tokens: this.#burst, at: nowMs };
+      this.#buckets.set(keyId, bucket);
+    } else {
+      bucket.tokens = Math.min(this.#burst, bucket.tokens + ((nowMs - bucket.at) / 1000) * this.#perSecond);
+      bucket.at = nowMs;
+    }
+    if (bucket.tokens >= 1) {
+      bucket.tokens -= 1;
+      return { allowed: true };
+    }
+    return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((1 - bucket.tokens) / this.#perSecond)) };
+  }
+}

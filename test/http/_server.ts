@@ -1,0 +1,43 @@
+/**
+ * A whole Sergo server for HTTP tests: real data directory, real services,
+ * the handler called directly (no port) unless a test needs a socket.
+ *
+ * @module
+ */
+import { openApp, type SergoApp } from "../../src/app.ts";
+import { loadConfig } from "../../src/config.ts";
+import { createApi } from "../../src/http/api.ts";
+import { createHandler, type Handler } from "../../src/http/server.ts";
+import { createMcpEndpoint } from "../../src/mcp/endpoint.ts";
+import { createServices, type Services } from "../../src/services.ts";
+
+/** A server under test. */
+export interface TestServer extends AsyncDisposable {
+  app: SergoApp;
+  services: Services;
+  handler: Handler;
+  dir: string;
+  /** Sends a request to the handler. */
+  fetch(path: string, init?: RequestInit): Promise<Response>;
+}
+
+/** Starts a server over a fresh data directory with an optional clock. */
+export async function testServer(options: { now?: () => Date; env?: Record<string, string> } = {}): Promise<TestServer> {
+  const dir = await Deno.makeTempDir({ prefix: "sergo-http-" });
+  const app = await openApp(dir, { now: options.now });
+  const config = { ...loadConfig(["--data", dir]) };
+  const services = await createServices(app, config);
+  const handler = createHandler({ app, mcp: createMcpEndpoint(services.mcpDeps), api: createApi(services), health: services.health });
+  return {
+    app,
+    services,
+    handler,
+    dir,
+    fetch: (path, init) => handler(new Request(`http://127.0.0.1:8787${path}`, init)),
+    async [Symbol.asyncDispose]() {
+      await services.close();
+      await app.close();
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+    },
+  };
+}

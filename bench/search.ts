@@ -75,7 +75,7 @@ function* syntheticPages(corpus: CorpusFile[], count: number): Generator<string>
 }
 
 /** 300 queries of 2 to 8 words from the corpus vocabulary: keywords and questions. */
-function benchQueries(corpus: CorpusFile[]): string[] {
+export function benchQueries(corpus: CorpusFile[]): string[] {
   const next = random(42);
   const sentences = corpus.flatMap((file) => file.pages.flatMap(sentencesOf));
   const queries: string[] = [];

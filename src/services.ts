@@ -4,7 +4,9 @@
  *
  * @module
  */
+import { join } from "node:path";
 import type { DocumentRow } from "../projections/catalogue.ts";
+import { BlobStore } from "./blob_store.ts";
 import type { SergoApp } from "./app.ts";
 import type { Config } from "./config.ts";
 import { readCookie } from "./auth/api_auth.ts";
@@ -43,7 +45,8 @@ export interface Services {
 /** Builds the services of a server over an open app. */
 export async function createServices(app: SergoApp, config: Config, options: { renderPool?: RenderPool } = {}): Promise<Services> {
   const pool = options.renderPool ?? createRenderPool();
-  const pageViews = new PageViews(app.blobs, pool);
+  // Rendered pages live apart from originals and copies, so the cache folder can be deleted at any time.
+  const pageViews = new PageViews(app.blobs, pool, { cache: new BlobStore(join(app.dataDir, "cache")) });
   const copies = new PdfCopyWorker(app);
   const converter = await converterAvailable();
   const services: Services = {

@@ -1,0 +1,295 @@
+/**
+ * Replay benchmark: events/s of rebuilding every projection from a log of
+ * 100,000 pages' processing results and 200,000 MCP calls (10× fewer with
+ * `--quick`), beside the physical limit of writing the same rows: the rows the
+ * replay produced, inserted straight into the same tables of a fresh database
+ * with prepared statements, one transaction per batch of the same 2,000
+ * events. The baseline's digest must equal the replay's, which proves it wrote
+ * the same rows.
+ *
+ * @module
+ */
+import { DatabaseSync, type SQLInputValue } from "node:sqlite";
+import { openSqliteStore } from "../events/sqlite_store.ts";
+import type { EventStore } from "../events/store.ts";
+import type { RecordedEvent } from "../events/types.ts";
+import { ALL_PROJECTIONS } from "../projections/all.ts";
+import { auditView } from "../projections/audit_view.ts";
+import { projectionDigest } from "../projections/digest.ts";
+import type { Projection } from "../projections/projection.ts";
+import { openProjector } from "../projections/projector.ts";
+import { removeDatabase, replayInto } from "../projections/replay.ts";
+import { searchIndexProjection } from "../projections/search_index.ts";
+import { foldText } from "../projections/_text_folding.ts";
+import { ensureReplayData, processedPositions, type ReplayData } from "./_replay_data.ts";
+import { printRow, ratioRow, round } from "./_table.ts";
+
+/** Events per transaction, as `replayInto` uses. */
+const BATCH = 2000;
+
+/** The projections the bench replays: every projection, with the search index and audit view even if `all.ts` lacks them. */
+export function benchProjections(): { projections: readonly Projection[]; added: string[] } {
+  const names = new Set(ALL_PROJECTIONS.map((projection) => projection.name));
+  const added = [searchIndexProjection, auditView].filter((projection) => !names.has(projection.name));
+  return { projections: [...ALL_PROJECTIONS, ...added], added: added.map((projection) => projection.name) };
+}
+
+/** Sizes of the replay data set. */
+export function replaySizes(quick: boolean): { pages: number; audits: number } {
+  return quick ? { pages: 10_000, audits: 20_000 } : { pages: 100_000, audits: 200_000 };
+}
+
+/** Builds the data set (once) with its projections, and returns it; start-up uses it too. */
+export async function ensureReplayedData(quick: boolean): Promise<ReplayData> {
+  const { pages, audits } = replaySizes(quick);
+  const data = await ensureReplayData(pages, audits);
+  const target = `${data.dir}/projections.db`;
+  try {
+    await Deno.stat(target);
+  } catch {
+    await timedReplay(data, target);
+  }
+  return data;
+}
+
+interface ReplayTiming {
+  digest: string;
+  events: number;
+  /** From opening the projector to the last batch applied. */
+  apply_ms: number;
+  /** Of which reading and parsing the log. */
+  read_ms: number;
+  /** The whole `replayInto`, with the digest and the swap. */
+  total_ms: number;
+  via: string;
+}
+
+/** Replays the log into `target` the way `deno task replay` does, timing the parts. */
+async function timedReplay(data: ReplayData, target: string): Promise<ReplayTiming> {
+  const { projections, added } = benchProjections();
+  const store = openSqliteStore(data.eventsPath);
+  let readMs = 0;
+  const timedStore: EventStore = {
+    append: (stream, events, options) => store.append(stream, events, options),
+    readFrom(position: number, limit?: number): RecordedEvent[] {
+      const started = performance.now();
+      const events = store.readFrom(position, limit);
+      readMs += performance.now() - started;
+      return events;
+    },
+    readStream: (stream) => store.readStream(stream),
+    head: () => store.head(),
+    subscribe: (listener) => store.subscribe(listener),
+    close: () => store.close(),
+  };
+  const started = performance.now();
+  let lastBatch = started;
+  const onProgress = () => (lastBatch = performance.now());
+  try {
+    if (added.length === 0) {
+      const result = await replayInto(timedStore, target, { onProgress });
+      const total = performance.now() - started;
+      return {
+        ...result,
+        apply_ms: lastBatch - started,
+        read_ms: readMs,
+        total_ms: total,
+        via: "replayInto(ALL_PROJECTIONS)",
+      };
+    }
+    // ALL_PROJECTIONS lacks some: the same steps as replayInto, with them added.
+    await removeDatabase(target);
+    const projector = openProjector(target, projections, { onProgress, batchSize: BATCH });
+    const events = projector.catchUp(timedStore);
+    const applyMs = lastBatch - started;
+    const digest = projectionDigest(projector.db, projections);
+    projector.db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    projector.close();
+    return {
+      digest,
+      events,
+      apply_ms: applyMs,
+      read_ms: readMs,
+      total_ms: performance.now() - started,
+      via: `replayInto's steps with ${added.join(", ")} added (not in ALL_PROJECTIONS yet)`,
+    };
+  } finally {
+    await store.close();
+  }
+}
+
+interface TableRows {
+  table: string;
+  columns: string[];
+  /** Rows by batch index. */
+  batches: Map<number, SQLInputValue[][]>;
+}
+
+/**
+ * Reads back every row the replay wrote (the search index's contentless FTS
+ * rows are rebuilt from its passages the way it writes them), each filed
+ * under the batch of the event that made it final.
+ */
+function collectRows(replayed: string, data: ReplayData): TableRows[] {
+  const processed = processedPositions(data.eventsPath);
+  const db = new DatabaseSync(replayed, { readOnly: true });
+  const batchOf = (position: number) => Math.floor((position - 1) / BATCH);
+  try {
+    const tables = (db.prepare(
+      `SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'
+         AND name <> 'projection_checkpoints' ORDER BY rowid`,
+    ).all() as Array<{ name: string; sql: string }>)
+      .filter((table) => !/^CREATE VIRTUAL/i.test(table.sql))
+      .filter((table) => !/_(data|idx|docsize|config|content)$/.test(table.name) || !isShadow(db, table.name));
+    const out: TableRows[] = [];
+    for (const { name } of tables) {
+      const columns = (db.prepare("SELECT name FROM pragma_table_info(?)").all(name) as Array<{ name: string }>)
+        .map((column) => column.name);
+      const batches = new Map<number, SQLInputValue[][]>();
+      for (const row of db.prepare(`SELECT * FROM "${name}"`).iterate() as Iterable<Record<string, SQLInputValue>>) {
+        const position = typeof row.position === "number"
+          ? row.position
+          : typeof row.document_id === "string"
+          ? processed.get(row.document_id) ?? 1
+          : 1;
+        const batch = batchOf(position);
+        let list = batches.get(batch);
+        if (!list) batches.set(batch, list = []);
+        list.push(columns.map((column) => row[column] ?? null));
+      }
+      out.push({ table: name, columns, batches });
+    }
+    const passages = out.find((rows) => rows.table === "search_passages");
+    if (passages && hasTable(db, "search_fts")) out.push(ftsRows(passages));
+    return out;
+  } finally {
+    db.close();
+  }
+}
+
+function hasTable(db: DatabaseSync, name: string): boolean {
+  return db.prepare("SELECT 1 FROM sqlite_master WHERE name = ?").get(name) !== undefined;
+}
+
+/** Whether a table is an FTS5 shadow table (its virtual table exists). */
+function isShadow(db: DatabaseSync, name: string): boolean {
+  return hasTable(db, name.replace(/_(data|idx|docsize|config|content)$/, ""));
+}
+
+/** The FTS rows of the search index, written as `projections/search_index.ts` writes them. */
+function ftsRows(passages: TableRows): TableRows {
+  const at = (column: string) => passages.columns.indexOf(column);
+  const [id, doc, person, folder, section, text, notes] = [
+    "passage_id",
+    "document_id",
+    "person_id",
+    "folder_id",
+    "section",
+    "text",
+    "notes",
+  ].map(at) as [number, number, number, number, number, number, number];
+  const batches = new Map<number, SQLInputValue[][]>();
+  for (const [batch, rows] of passages.batches) {
+    batches.set(
+      batch,
+      rows.map((row) => {
+        const tokens = [`3${digits(row[doc] as string)}`];
+        if (row[folder] !== null) tokens.push(`2${digits(row[folder] as string)}`, `1${digits(row[person] as string)}`);
+        return [
+          row[id]!,
+          foldText(row[text] as string),
+          row[section] ? foldText(row[section] as string) : "",
+          row[notes] ? foldText(row[notes] as string) : "",
+          tokens.join(" "),
+        ];
+      }),
+    );
+  }
+  return { table: "search_fts", columns: ["rowid", "body", "section", "notes", "scope"], batches };
+}
+
+function digits(id: string): string {
+  return [...new TextEncoder().encode(id)].map((byte) => String(byte).padStart(3, "0")).join("");
+}
+
+/** Inserts the rows into a fresh database, one transaction per batch; returns the ms it took. */
+function insertRows(path: string, rows: TableRows[], projections: readonly Projection[]): number {
+  const started = performance.now();
+  const db = new DatabaseSync(path);
+  db.exec("PRAGMA busy_timeout = 10000");
+  db.exec("PRAGMA journal_mode = WAL");
+  db.exec("PRAGMA synchronous = NORMAL");
+  db.exec("PRAGMA foreign_keys = OFF");
+  db.exec("BEGIN");
+  for (const projection of projections) projection.init(db);
+  db.exec("COMMIT");
+  const statements = rows.map((table) =>
+    db.prepare(
+      `INSERT INTO "${table.table}" (${table.columns.map((c) => `"${c}"`).join(", ")}) VALUES (${
+        table.columns.map(() => "?").join(", ")
+      })`,
+    )
+  );
+  const last = Math.max(0, ...rows.flatMap((table) => [...table.batches.keys()]));
+  for (let batch = 0; batch <= last; batch++) {
+    db.exec("BEGIN IMMEDIATE");
+    rows.forEach((table, t) => {
+      for (const row of table.batches.get(batch) ?? []) statements[t]!.run(...row);
+    });
+    db.exec("COMMIT");
+  }
+  const ms = performance.now() - started;
+  db.close();
+  return ms;
+}
+
+/** Runs the replay benchmark, prints its row and returns its figures. */
+export async function benchReplay(opts: { quick: boolean }): Promise<Record<string, unknown>> {
+  const { pages, audits } = replaySizes(opts.quick);
+  const data = await ensureReplayData(pages, audits);
+  const { projections } = benchProjections();
+  const target = `${data.dir}/projections.db`;
+
+  const sergo = await timedReplay(data, target);
+  const rows = collectRows(target, data);
+  const baselinePath = `${data.dir}/baseline.db`;
+  await removeDatabase(baselinePath);
+  const baselineMs = insertRows(baselinePath, rows, projections);
+  const check = new DatabaseSync(baselinePath, { readOnly: true });
+  const baselineDigest = projectionDigest(check, projections);
+  check.close();
+  if (!Deno.env.get("BENCH_KEEP")) await removeDatabase(baselinePath);
+
+  const sergoRate = sergo.events / (sergo.apply_ms / 1000);
+  const baselineRate = sergo.events / (baselineMs / 1000);
+  const result = {
+    pages: data.pages,
+    documents: data.documents,
+    audit_events: data.audits,
+    events: sergo.events,
+    projections: projections.map((projection) => projection.name),
+    via: sergo.via,
+    sergo_events_per_s: Math.round(sergoRate),
+    baseline_events_per_s: Math.round(baselineRate),
+    ratio: round(sergoRate / baselineRate, 3),
+    sergo_apply_s: round(sergo.apply_ms / 1000, 2),
+    sergo_read_log_s: round(sergo.read_ms / 1000, 2),
+    sergo_replay_total_s: round(sergo.total_ms / 1000, 2),
+    baseline_insert_s: round(baselineMs / 1000, 2),
+    same_rows: baselineDigest === sergo.digest,
+    data_build_s: data.build_seconds,
+  };
+  printRow(ratioRow({
+    figure: `replay events/s (${data.pages} pages + ${data.audits} audit events)`,
+    sergo: `${result.sergo_events_per_s} ev/s`,
+    baseline: `${result.baseline_events_per_s} ev/s`,
+    ratio: result.ratio,
+    budget: { op: ">=", value: 0.7 },
+    note: result.same_rows ? undefined : "baseline rows differ from the replay's",
+  }));
+  return result;
+}
+
+if (import.meta.main) {
+  console.log(JSON.stringify(await benchReplay({ quick: Deno.args.includes("--quick") }), null, 2));
+}

@@ -1,0 +1,310 @@
+/** @jsxImportSource preact */
+/**
+ * Agent keys: the list, the form to create one (its value shown once, with
+ * the connection snippets), and each key's page to edit, roll or delete it.
+ *
+ * @module
+ */
+import type { VNode } from "preact";
+import type { Folder } from "../../../projections/catalogue.ts";
+import type { AgentKey, OldValue } from "../../../projections/key_scopes.ts";
+import { FolderChecks } from "./folder_tree.tsx";
+import { Alert, Layout, type PageContext, Time } from "./layout.tsx";
+
+/** A document a key can be given, with its folder. */
+export interface PickableDocument {
+  id: string;
+  name: string;
+  folder_id: string | null;
+}
+
+/** What a key reads, as names. */
+export interface CanReadLabels {
+  folders: string[];
+  documents: string[];
+}
+
+/** An agent key as the pages show it. */
+export interface KeyView {
+  key: AgentKey;
+  masked: string;
+  canRead: CanReadLabels;
+  oldValues: Array<OldValue & { masked: string }>;
+}
+
+/** Options of {@linkcode KeysPage}. */
+export interface KeysPageProps {
+  context: PageContext;
+  keys: readonly KeyView[];
+  folders: readonly Folder[];
+  documents: readonly PickableDocument[];
+  rootLabel: string;
+  publicUrl: string;
+}
+
+/** The rules of a key name, as the form states them. */
+const NAME_RULE = "2 to 32 characters: lowercase letters a-z, digits 0-9 and -, starting with a letter";
+
+function KeyFields(
+  props: {
+    name: string;
+    description: string;
+    folders: readonly Folder[];
+    documents: readonly PickableDocument[];
+    checkedFolders: readonly string[];
+    checkedDocuments: readonly string[];
+    rootLabel: string;
+    idPrefix: string;
+  },
+): VNode {
+  const p = props.idPrefix;
+  return (
+    <div class="stack">
+      <label for={`${p}-name`}>Name</label>
+      <input
+        id={`${p}-name`}
+        name="name"
+        value={props.name}
+        required
+        maxlength={64}
+        autocomplete="off"
+        spellcheck={false}
+        data-rule="key-name"
+        aria-describedby={`${p}-name-rule ${p}-name-check`}
+        placeholder="energy-outlooks"
+      />
+      <p class="hint" id={`${p}-name-rule`}>
+        {NAME_RULE}. Apps show it in front of each tool, such as <code>mcp__energy-outlooks__search</code>.
+      </p>
+      <p class="field-check" id={`${p}-name-check`} aria-live="polite"></p>
+      <label for={`${p}-description`}>Description</label>
+      <textarea
+        id={`${p}-description`}
+        name="description"
+        rows={3}
+        maxlength={1000}
+        data-rule="description"
+        data-counter={`${p}-description-count`}
+        placeholder="What the agent finds here — the MCP server tells the model this."
+      >
+        {props.description}
+      </textarea>
+      <p class="hint counter" id={`${p}-description-count`} aria-live="polite">
+        {props.description.length} / 1,000
+      </p>
+      <FolderChecks
+        folders={props.folders}
+        documents={props.documents}
+        checkedFolders={props.checkedFolders}
+        checkedDocuments={props.checkedDocuments}
+        rootLabel={props.rootLabel}
+      />
+    </div>
+  );
+}
+
+/** The panel that shows a new key value once, with the Claude Code command and the `mcpServers` JSON. */
+export function SecretPanel({ id, publicUrl, agent }: { id: string; publicUrl: string; agent: boolean }): VNode {
+  return (
+    <section class="secret card" id={id} hidden data-public-url={publicUrl} tabindex={-1} aria-live="polite">
+      <h2 data-slot="title">Your new key</h2>
+      <p class="warning">
+        Copy it now: this is the only time Sergo shows it. Only its fingerprint is stored.
+      </p>
+      <div class="copy-row">
+        <code class="secret-value" data-slot="value"></code>
+        <button type="button" data-copy="value">Copy key</button>
+      </div>
+      <p class="notice" data-slot="note" hidden></p>
+      {agent && (
+        <div class="snippets">
+          <h3>Connect an app</h3>
+          <p>In Claude Code:</p>
+          <div class="copy-row">
+            <pre data-slot="claude"></pre>
+            <button type="button" data-copy="claude">Copy command</button>
+          </div>
+          <p>
+            Apps that read an <code>mcpServers</code> file, such as Claude Desktop or Cursor:
+          </p>
+          <div class="copy-row">
+            <pre data-slot="json"></pre>
+            <button type="button" data-copy="json">Copy JSON</button>
+          </div>
+        </div>
+      )}
+      <p class="copied" role="status" data-slot="copied"></p>
+      <a class="button" href={agent ? "/keys" : "/personal-keys"} data-slot="done">Done</a>
+    </section>
+  );
+}
+
+function CanReadSummary({ canRead }: { canRead: CanReadLabels }): VNode {
+  if (canRead.folders.length === 0 && canRead.documents.length === 0) {
+    return <span class="muted">Nothing yet</span>;
+  }
+  return (
+    <ul class="can-read">
+      {canRead.folders.map((f) => <li class="folder">{f}</li>)}
+      {canRead.documents.map((d) => <li class="doc">{d}</li>)}
+    </ul>
+  );
+}
+
+/** The agent keys page: the list and the create form. */
+export function KeysPage(props: KeysPageProps): VNode {
+  return (
+    <Layout context={props.context} title="Agent keys" scripts={["keys.js"]}>
+      <header class="page-head">
+        <div>
+          <h1>Agent keys</h1>
+          <p class="muted">
+            Each agent key is its own MCP server at <code>{props.publicUrl}/mcp</code>, reading only what you give it.
+          </p>
+        </div>
+      </header>
+      <SecretPanel id="secret" publicUrl={props.publicUrl} agent />
+      {props.keys.length === 0
+        ? <p class="empty">No agent keys yet.</p>
+        : (
+          <ul class="key-list">
+            {props.keys.map((k) => (
+              <li class="card key" data-key-name={k.key.name}>
+                <div class="key-head">
+                  <h2><a href={`/keys/${k.key.key_id}`}>{k.key.name}</a></h2>
+                  <code class="masked">{k.masked}</code>
+                </div>
+                {k.key.description && <p class="description">{k.key.description}</p>}
+                <CanReadSummary canRead={k.canRead} />
+                <p class="muted small">
+                  Created <Time iso={k.key.created_at} />
+                  {k.oldValues.map((v) => (
+                    <span class="old-value">
+                      {" · "}old value <code>{v.masked}</code> works until <Time iso={v.expires_at} />
+                    </span>
+                  ))}
+                </p>
+                <a href={`/keys/${k.key.key_id}`} class="button">Edit, roll or delete</a>
+              </li>
+            ))}
+          </ul>
+        )}
+      <section class="card" aria-labelledby="create-title">
+        <h2 id="create-title">Create an agent key</h2>
+        <form id="key-create" data-api="/api/keys" data-method="POST" novalidate>
+          <KeyFields
+            name=""
+            description=""
+            folders={props.folders}
+            documents={props.documents}
+            checkedFolders={[]}
+            checkedDocuments={[]}
+            rootLabel={props.rootLabel}
+            idPrefix="new"
+          />
+          <button type="submit" class="primary">Create key</button>
+          <Alert />
+        </form>
+      </section>
+    </Layout>
+  );
+}
+
+/** Options of {@linkcode KeyPage}. */
+export interface KeyPageProps {
+  context: PageContext;
+  view: KeyView;
+  folders: readonly Folder[];
+  documents: readonly PickableDocument[];
+  rootLabel: string;
+  publicUrl: string;
+}
+
+const GRACES = [
+  { value: "now", label: "Now", ms: 0 },
+  { value: "1h", label: "In 1 hour", ms: 3_600_000 },
+  { value: "24h", label: "In 24 hours", ms: 86_400_000 },
+  { value: "7d", label: "In 7 days", ms: 604_800_000 },
+] as const;
+
+/** One agent key's page: edit, roll, delete. */
+export function KeyPage(props: KeyPageProps): VNode {
+  const { key } = props.view;
+  return (
+    <Layout context={props.context} title={key.name} scripts={["keys.js"]}>
+      <p class="crumb"><a href="/keys">Agent keys</a></p>
+      <header class="page-head">
+        <div>
+          <h1>{key.name}</h1>
+          <p class="muted">
+            <code class="masked">{props.view.masked}</code> · created <Time iso={key.created_at} />
+          </p>
+          {props.view.oldValues.map((v) => (
+            <p class="muted old-value">
+              Old value <code>{v.masked}</code> works until <Time iso={v.expires_at} />
+            </p>
+          ))}
+        </div>
+      </header>
+      <SecretPanel id="secret" publicUrl={props.publicUrl} agent />
+      <section class="card" aria-labelledby="edit-title">
+        <h2 id="edit-title">Settings</h2>
+        <form
+          id="key-edit"
+          data-api={`/api/keys/${key.key_id}`}
+          data-method="PATCH"
+          data-current-name={key.name}
+          novalidate
+        >
+          <KeyFields
+            name={key.name}
+            description={key.description}
+            folders={props.folders}
+            documents={props.documents}
+            checkedFolders={key.can_read.folders}
+            checkedDocuments={key.can_read.documents}
+            rootLabel={props.rootLabel}
+            idPrefix="edit"
+          />
+          <button type="submit" class="primary">Save changes</button>
+          <p class="notice" role="status" data-slot="saved" hidden></p>
+          <Alert />
+        </form>
+      </section>
+      <section class="card" aria-labelledby="roll-title">
+        <h2 id="roll-title">Roll</h2>
+        <p>
+          Rolling makes a new value. The name, description and access stay. Choose when the current value stops
+          working, so the apps that use it can move to the new one.
+        </p>
+        <form id="key-roll" data-api={`/api/keys/${key.key_id}/roll`} data-method="POST" novalidate>
+          <fieldset class="choices">
+            <legend>The current value stops working</legend>
+            {GRACES.map((g) => (
+              <label class="check">
+                <input type="radio" name="grace" value={g.value} data-ms={String(g.ms)} checked={g.value === "24h"} />
+                {g.label}
+              </label>
+            ))}
+          </fieldset>
+          <p class="hint" id="roll-until" aria-live="polite"></p>
+          <button type="submit">Roll key</button>
+          <Alert />
+        </form>
+      </section>
+      <section class="card danger-zone" aria-labelledby="delete-title">
+        <h2 id="delete-title">Delete</h2>
+        <p>Every value of this key stops working at once, including old values still in their grace time.</p>
+        <form
+          data-api={`/api/keys/${key.key_id}`}
+          data-method="DELETE"
+          data-done="goto:/keys"
+          data-confirm={`Delete the key "${key.name}"? Apps using it stop working at once.`}
+        >
+          <button type="submit" class="danger">Delete key</button>
+          <Alert />
+        </form>
+      </section>
+    </Layout>
+  );
+}

@@ -9,6 +9,8 @@
 export interface Budget {
   op: ">=" | "<=";
   value: number;
+  /** Set when the budget is on an absolute value (ms, MB) rather than on the ratio. */
+  unit?: string;
 }
 
 /** One row of the summary table. */
@@ -24,26 +26,31 @@ export interface SummaryRow {
   note?: string;
 }
 
-/** Builds a row from a ratio and its budget. */
+/**
+ * Builds a row from a ratio and its budget. A budget with a unit is checked
+ * against `value` (an absolute figure) instead of the ratio.
+ */
 export function ratioRow(input: {
   figure: string;
   sergo: string;
   baseline: string;
   ratio: number | null;
   budget: Budget | null;
+  value?: number | null;
   note?: string;
 }): SummaryRow {
-  const pass = input.ratio === null || input.budget === null || !Number.isFinite(input.ratio)
+  const checked = input.budget?.unit ? input.value ?? null : input.ratio;
+  const pass = checked === null || input.budget === null || !Number.isFinite(checked)
     ? null
     : input.budget.op === ">="
-    ? input.ratio >= input.budget.value
-    : input.ratio <= input.budget.value;
+    ? checked >= input.budget.value
+    : checked <= input.budget.value;
   return {
     figure: input.figure,
     sergo: input.sergo,
     baseline: input.baseline,
     ratio: input.ratio,
-    budget: input.budget ? `${input.budget.op} ${input.budget.value}` : "",
+    budget: input.budget ? `${input.budget.op} ${input.budget.value}${input.budget.unit ? ` ${input.budget.unit}` : ""}` : "",
     pass,
     ...(input.note ? { note: input.note } : {}),
   };

@@ -247,6 +247,15 @@ async function benchSize(corpus: CorpusFile[], size: number): Promise<Record<str
     }
     if (index % 50 === 0) await new Promise((resolve) => setTimeout(resolve, 0));
   }
+  // A small scope inside the large index: one document of 100 pages, a different one per query.
+  const scopedMs: number[] = [];
+  const documents = Math.ceil(size / PAGES_PER_DOCUMENT);
+  for (const [index, query] of queries.entries()) {
+    const documentId = `doc${2 * ((index * 7919) % documents)}`;
+    const started = performance.now();
+    searchPassages(sergo, { ...options, folderIds: [], documentIds: [documentId], query });
+    scopedMs.push(performance.now() - started);
+  }
   sergo.close();
   plain.close();
   const result = {
@@ -259,6 +268,10 @@ async function benchSize(corpus: CorpusFile[], size: number): Promise<Record<str
       p99: round(percentile(sergoMs, 0.99) / percentile(plainMs, 0.99), 3),
     },
     sergo_queries_without_hits: sergoEmpty,
+    sergo_one_document_scope_ms: {
+      p50: round(percentile(scopedMs, 0.5)),
+      p99: round(percentile(scopedMs, 0.99)),
+    },
   };
   console.error(JSON.stringify(result));
   return result;
@@ -343,6 +356,8 @@ async function benchQuality(corpus: CorpusFile[]): Promise<Record<string, unknow
 
 if (import.meta.main) {
   const quick = Deno.args.includes("--quick");
-  const sizes = Deno.args.find((arg) => arg.startsWith("--sizes="))?.slice(8).split(",").filter(Boolean).map(Number);
+  const sizes = Deno.args.find((arg) => arg.startsWith("--sizes="))?.slice(8).split(",").filter(Boolean).map(
+    Number,
+  );
   console.log(JSON.stringify(await benchSearch({ quick, sizes }), null, 2));
 }

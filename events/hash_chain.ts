@@ -62,10 +62,18 @@ export function verifyRows(rows: Iterable<StoredRow>): ChainVerdict {
   let count = 0;
   for (const row of rows) {
     if (row.position !== expected) {
-      return { ok: false, position: expected, reason: `event ${expected} is missing (next stored is ${row.position})` };
+      return {
+        ok: false,
+        position: expected,
+        reason: `event ${expected} is missing (next stored is ${row.position})`,
+      };
     }
     if (row.prev_hash !== prev) {
-      return { ok: false, position: row.position, reason: "its prev_hash does not match the event before it" };
+      return {
+        ok: false,
+        position: row.position,
+        reason: "its prev_hash does not match the event before it",
+      };
     }
     let data: unknown, metadata: unknown;
     try {

@@ -54,7 +54,8 @@ const STOP_WORDS = new Set(
  * Single letters and single unspaced characters are dropped the same way.
  */
 export function queryTerms(query: string): string[] {
-  const words = foldText(query).match(TOKEN) ?? [];
+  // Private-use characters are left out: the index's scope tokens start with one.
+  const words = foldText(query).replace(/\p{Co}/gu, " ").match(TOKEN) ?? [];
   const all: string[] = [];
   const seen = new Set<string>();
   for (const word of words) {
@@ -76,4 +77,13 @@ function isWeak(word: string): boolean {
   const length = [...word].length;
   if (length === 1 && !/\p{N}/u.test(word)) return true;
   return length === 1 && isUnspacedToken(word);
+}
+
+/**
+ * A term as an FTS5 expression: quoted, and for a single Chinese, Japanese,
+ * Korean or Thai character a prefix query, which finds the two-character
+ * tokens it starts.
+ */
+export function termExpression(term: string): string {
+  return [...term].length === 1 && isUnspacedToken(term) ? `${quoteTerm(term)}*` : quoteTerm(term);
 }

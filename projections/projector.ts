@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { DatabaseSync } from "node:sqlite";
+import { DatabaseSync, type StatementSync } from "node:sqlite";
 import type { EventStore } from "../events/store.ts";
 import type { RecordedEvent } from "../events/types.ts";
 import type { Projection } from "./projection.ts";
@@ -32,6 +32,8 @@ export class Projector {
   readonly db: DatabaseSync;
   readonly #projections: readonly Projection[];
   readonly #options: ProjectorOptions;
+  /** What `apply` gets: the database with its prepared statements reused. */
+  readonly #applyDb: DatabaseSync;
   #checkpoints = new Map<string, number>();
   #failure: Error | null = null;
 
@@ -47,6 +49,7 @@ export class Projector {
     );
     this.#projections = projections;
     this.#options = options;
+    this.#applyDb = reusingStatements(this.db);
     this.db.exec("BEGIN");
     try {
       for (const projection of projections) projection.init(this.db);
@@ -98,7 +101,7 @@ export class Projector {
   applyBatch(events: readonly RecordedEvent[]): void {
     if (events.length === 0) return;
     const last = events[events.length - 1]!.position;
-    const setCheckpoint = this.db.prepare(
+    const setCheckpoint = this.#applyDb.prepare(
       "INSERT INTO projection_checkpoints (name, position) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET position = excluded.position",
     );
     this.db.exec("BEGIN IMMEDIATE");
@@ -110,7 +113,7 @@ export class Projector {
         const handles = new Set<string>(projection.handles);
         for (const event of events) {
           if (event.position <= from) continue;
-          if (handles.has(event.type)) projection.apply(this.db, event);
+          if (handles.has(event.type)) projection.apply(this.#applyDb, event);
         }
         setCheckpoint.run(projection.name, last);
       }
@@ -131,7 +134,7 @@ export class Projector {
 
   /** Reads every checkpoint from the database (another process may have moved them). */
   #readCheckpoints(): void {
-    const rows = this.db.prepare("SELECT name, position FROM projection_checkpoints").all() as Array<
+    const rows = this.#applyDb.prepare("SELECT name, position FROM projection_checkpoints").all() as Array<
       { name: string; position: number }
     >;
     for (const row of rows) this.#checkpoints.set(row.name, row.position);
@@ -141,4 +144,35 @@ export class Projector {
   close(): void {
     this.db.close();
   }
+}
+
+/** Statements kept per database; past this many distinct SQL texts the cache starts over. */
+const STATEMENT_CACHE_SIZE = 500;
+
+/**
+ * The database as projections see it in `apply`: the same connection, but
+ * `prepare` hands back the statement it prepared before for the same SQL.
+ * Replay applies hundreds of thousands of events, and preparing the same few
+ * statements for each of them cost more than running them. Safe because
+ * `apply` runs statements to completion (`run`, `get`, `all`) before
+ * preparing the same SQL again.
+ */
+function reusingStatements(db: DatabaseSync): DatabaseSync {
+  const cache = new Map<string, StatementSync>();
+  const prepare = (sql: string): StatementSync => {
+    let statement = cache.get(sql);
+    if (statement === undefined) {
+      if (cache.size >= STATEMENT_CACHE_SIZE) cache.clear();
+      statement = db.prepare(sql);
+      cache.set(sql, statement);
+    }
+    return statement;
+  };
+  return new Proxy(db, {
+    get(target, property) {
+      if (property === "prepare") return prepare;
+      const value = Reflect.get(target, property, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
 }

@@ -27,7 +27,7 @@ import type { DatabaseSync, SQLInputValue, StatementSync } from "node:sqlite";
 import type { EventType, RecordedEvent } from "../events/types.ts";
 import type { Projection } from "./projection.ts";
 import { MAX_PASSAGE_CHARS, type PassageDraft, passagesOf } from "./_passages.ts";
-import { queryTerms, quoteTerm } from "./_search_terms.ts";
+import { queryTerms, quoteTerm, termExpression } from "./_search_terms.ts";
 import { foldText } from "./_text_folding.ts";
 
 export { MAX_PASSAGE_CHARS };
@@ -63,8 +63,6 @@ export interface SearchHit {
 
 /** Column weights of BM25: body, section, speaker notes, scope tokens. */
 const WEIGHTS = "1.0, 1.5, 0.6, 0.0";
-/** Term columns in a MATCH (everything but the scope tokens). */
-const TEXT_COLUMNS = "{body section notes}";
 /** A scope with at most this many passages is searched with every term, through its scope tokens. */
 const SMALL_SCOPE = 4000;
 /** Document frequencies are counted up to this many passages. */
@@ -215,7 +213,9 @@ export const searchIndexProjection: Projection = {
  * and ranked by BM25. In a small scope every word is matched through the
  * scope's tokens. In a large one the rarest words find the candidates and the
  * common ones only add to their score, so a search does not rank every
- * passage holding a common word.
+ * passage holding a common word. When every word is common, the passages
+ * holding all of them come first, and only the newest {@linkcode DF_CAP}
+ * candidates are ranked. `rank` orders the hits within those tiers.
  */
 export function searchPassages(db: DatabaseSync, options: SearchOptions): SearchHit[] {
   const depth = Math.max(0, Math.floor(options.depth));
@@ -226,49 +226,66 @@ export function searchPassages(db: DatabaseSync, options: SearchOptions): Search
   }
   const scope = scopeFilter(options);
   if (scopeSize(db, options) <= SMALL_SCOPE) {
-    const match = `{scope} : (${scopeTokens(options).join(" OR ")}) AND ${anyOf(terms)}`;
-    return ranked(db, match, scope, depth).sort(byRank).map(withoutId);
+    const match = `(${scopeTokens(options).map(quoteTerm).join(" OR ")}) AND ${anyOf(terms)}`;
+    return loadHits(db, ranked(db, match, scope, depth));
   }
   const counted = terms
-    .map((term, order) => ({ term, order, df: documentFrequency(db, term) }))
+    .map((term, order) => ({ term, order, df: documentFrequency(db, termExpression(term)) }))
     .filter((entry) => entry.df > 0)
     .sort((a, b) => a.df - b.df || a.order - b.order);
   if (counted.length === 0) return [];
+  if (counted[0]!.df >= DF_CAP) {
+    return loadHits(db, commonWordsSearch(db, counted.map((entry) => entry.term), scope, depth));
+  }
   const drivers: string[] = [];
   const boosts: string[] = [];
   let budget = 0;
   for (const { term, df } of counted) {
-    if (drivers.length === 0 || budget + df <= DRIVER_BUDGET) {
+    if (df < DF_CAP && budget + df <= DRIVER_BUDGET) {
       drivers.push(term);
       budget += df;
     } else boosts.push(term);
   }
-  const hits = new Map<number, SearchHit & { passage_id: number }>();
-  for (const hit of ranked(db, anyOf(drivers), scope, depth)) hits.set(hit.passage_id, hit);
+  const found = new Map<number, Ranked>();
+  for (const hit of ranked(db, anyOf(drivers), scope, depth)) found.set(hit.passage_id, hit);
   if (boosts.length > 0) {
     for (const hit of ranked(db, `${anyOf(drivers)} AND ${anyOf(boosts)}`, scope, depth * 2)) {
-      hits.set(hit.passage_id, hit);
+      found.set(hit.passage_id, hit);
     }
   }
-  return [...hits.values()].sort(byRank).slice(0, depth).map(withoutId);
-}
-
-function withoutId({ passage_id: _, ...hit }: SearchHit & { passage_id: number }): SearchHit {
-  return hit;
+  return loadHits(db, [...found.values()].sort(byRank).slice(0, depth));
 }
 
 /** The pages of a document that have no text, only a picture (search cannot find them). */
 export function documentImageOnlyPages(db: DatabaseSync, documentId: string): number[] {
-  const row = statement(db, "SELECT image_only_pages FROM search_documents WHERE document_id = ?").get(
-    documentId,
-  ) as
-    | { image_only_pages: string }
-    | undefined;
+  const row = statement(db, "SELECT image_only_pages FROM search_documents WHERE document_id = ?")
+    .get(documentId) as { image_only_pages: string } | undefined;
   return row ? JSON.parse(row.image_only_pages) as number[] : [];
 }
 
+/**
+ * A search whose every word is in many passages: passages holding all the
+ * words come first, then passages holding any of them; each tier is ranked
+ * among its newest {@linkcode DF_CAP} candidates, so the cost stays bounded.
+ */
+function commonWordsSearch(db: DatabaseSync, terms: string[], scope: ScopeFilter, depth: number): Ranked[] {
+  const tiers = terms.length > 1 ? [terms.map(termExpression).join(" AND "), anyOf(terms)] : [anyOf(terms)];
+  const found = new Map<number, Ranked>();
+  for (const match of tiers) {
+    if (found.size >= depth) break;
+    const floor = statement(
+      db,
+      "SELECT rowid FROM search_fts WHERE search_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+    ).get(match, DF_CAP - 1) as { rowid: number } | undefined;
+    for (const hit of ranked(db, match, scope, depth, floor?.rowid ?? 0)) {
+      if (!found.has(hit.passage_id)) found.set(hit.passage_id, hit);
+    }
+  }
+  return [...found.values()].slice(0, depth);
+}
+
 function anyOf(terms: readonly string[]): string {
-  return `${TEXT_COLUMNS} : (${terms.map(quoteTerm).join(" OR ")})`;
+  return `(${terms.map(termExpression).join(" OR ")})`;
 }
 
 interface ScopeFilter {
@@ -310,37 +327,56 @@ function scopeSize(db: DatabaseSync, options: SearchOptions): number {
   return row.n;
 }
 
-/** How many passages hold the term, counted up to {@linkcode DF_CAP}. */
-function documentFrequency(db: DatabaseSync, term: string): number {
+/** How many passages match, counted up to {@linkcode DF_CAP}. */
+function documentFrequency(db: DatabaseSync, match: string): number {
   const row = statement(
     db,
     "SELECT count(*) AS n FROM (SELECT rowid FROM search_fts WHERE search_fts MATCH ? LIMIT ?)",
-  ).get(`${TEXT_COLUMNS} : ${quoteTerm(term)}`, DF_CAP) as { n: number };
+  ).get(match, DF_CAP) as { n: number };
   return row.n;
 }
 
-function ranked(
-  db: DatabaseSync,
-  match: string,
-  scope: ScopeFilter,
-  limit: number,
-): Array<SearchHit & { passage_id: number }> {
-  const rows = statement(
-    db,
-    `SELECT p.passage_id, p.document_id, p.page, p.section, p.marked, p.text, bm25(search_fts, ${WEIGHTS}) AS rank
-     FROM search_fts JOIN search_passages p ON p.passage_id = search_fts.rowid
-     WHERE search_fts MATCH ? AND ${scope.sql}
-     ORDER BY rank, p.document_id, p.passage_id LIMIT ?`,
-  ).all(match, ...scope.params, limit) as Array<
-    Omit<SearchHit, "marked"> & { passage_id: number; marked: number }
-  >;
-  return rows.map((row) => ({ ...row, marked: row.marked === 1 }));
+interface Ranked {
+  passage_id: number;
+  document_id: string;
+  rank: number;
 }
 
-function byRank(
-  a: SearchHit & { passage_id: number },
-  b: SearchHit & { passage_id: number },
-): number {
+/** The best `limit` passages in scope matching `match`, from row id `fromRowid` on. */
+function ranked(db: DatabaseSync, match: string, scope: ScopeFilter, limit: number, fromRowid = 0): Ranked[] {
+  return statement(
+    db,
+    `SELECT p.passage_id AS passage_id, p.document_id AS document_id, f.rank AS rank
+     FROM (SELECT rowid, bm25(search_fts, ${WEIGHTS}) AS rank FROM search_fts
+           WHERE search_fts MATCH ? AND rowid >= ?) AS f
+     JOIN search_passages p ON p.passage_id = f.rowid
+     WHERE ${scope.sql}
+     ORDER BY f.rank, p.document_id, p.passage_id LIMIT ?`,
+  ).all(match, fromRowid, ...scope.params, limit) as unknown as Ranked[];
+}
+
+/** The hits of ranked passages, in their order. */
+function loadHits(db: DatabaseSync, found: Ranked[]): SearchHit[] {
+  const load = statement(db, "SELECT page, section, marked, text FROM search_passages WHERE passage_id = ?");
+  return found.map(({ passage_id, document_id, rank }) => {
+    const row = load.get(passage_id) as {
+      page: number | null;
+      section: string | null;
+      marked: number;
+      text: string;
+    };
+    return {
+      document_id,
+      page: row.page,
+      section: row.section,
+      marked: row.marked === 1,
+      text: row.text,
+      rank,
+    };
+  });
+}
+
+function byRank(a: Ranked, b: Ranked): number {
   if (a.rank !== b.rank) return a.rank - b.rank;
   if (a.document_id !== b.document_id) return a.document_id < b.document_id ? -1 : 1;
   return a.passage_id - b.passage_id;
@@ -410,18 +446,20 @@ function scopeTokens(options: SearchOptions): string[] {
   return [...tokens, ...options.documentIds.map(documentToken)];
 }
 
-// Scope tokens are digits only, so the porter stemmer leaves them alone and
-// they never meet a word: a kind digit, then three digits per UTF-8 byte.
+// Scope tokens start with a private-use character that queries never hold
+// (see queryTerms), so no word meets them and no column filter is needed;
+// then digits only, which the porter stemmer leaves alone: a kind digit and
+// three digits per UTF-8 byte of the id.
 function inFolderToken(personId: string): string {
-  return `1${digits(personId)}`;
+  return `\ue0001${digits(personId)}`;
 }
 
 function folderToken(folderId: string): string {
-  return `2${digits(folderId)}`;
+  return `\ue0002${digits(folderId)}`;
 }
 
 function documentToken(documentId: string): string {
-  return `3${digits(documentId)}`;
+  return `\ue0003${digits(documentId)}`;
 }
 
 function digits(id: string): string {

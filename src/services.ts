@@ -15,7 +15,8 @@ import { converterAvailable } from "./pdf_copy/libreoffice.ts";
 import { PageViews } from "./render/page_cache.ts";
 import { createRenderPool, type RenderPool } from "./render/render_pool.ts";
 import { PdfCopyWorker } from "./workers/pdf_copy_worker.ts";
-import { auditRoutes } from "./audit/http.ts";
+import { auditRoutes } from "./audit/routes.ts";
+import { dataPaths } from "./app.ts";
 import type { McpDeps } from "./mcp/endpoint.ts";
 import { mcpSettings } from "./mcp/settings.ts";
 
@@ -69,7 +70,15 @@ export async function createServices(app: SergoApp, config: Config, options: { r
       }
       return await pageViews.view(source, page, format);
     },
-    audit: (request, personId) => auditRoutes(request, personId, { app }),
+    audit(request, personId) {
+      const path = new URL(request.url).pathname;
+      const deps = { projectionsDb: app.db, dataDir: app.dataDir, eventsDbPath: dataPaths(app.dataDir).events };
+      if (request.method !== "GET") return Promise.resolve(null);
+      if (path === "/api/audit") return auditRoutes.list(request, personId, deps);
+      if (path === "/api/audit/export") return auditRoutes.export(request, personId, deps);
+      if (path === "/api/audit/public-key") return auditRoutes.publicKey(request, personId, deps);
+      return Promise.resolve(null);
+    },
     checkCsrf(request) {
       const cookie = readCookie(request, CSRF_COOKIE);
       const header = request.headers.get("x-csrf-token");

@@ -112,7 +112,9 @@ export function storeLogSource(store: EventStore): LogSource {
     hashAt(position) {
       if (position === 0) return GENESIS_HASH;
       const event = store.readFrom(position - 1, 1)[0];
-      if (!event || event.position !== position) throw new Error(`Cannot read event ${position}: it is not in the log`);
+      if (!event || event.position !== position) {
+        throw new Error(`Cannot read event ${position}: it is not in the log`);
+      }
       return event.hash;
     },
     rows(positions) {
@@ -144,7 +146,9 @@ function readRuns(positions: readonly number[], read: (from: number, to: number)
     }
     i++;
     const rows = read(from, to);
-    if (rows.length !== to - from + 1) throw new Error(`Cannot read events ${from}-${to}: some are not in the log`);
+    if (rows.length !== to - from + 1) {
+      throw new Error(`Cannot read events ${from}-${to}: some are not in the log`);
+    }
     out.push(...rows);
   }
   return out;

@@ -50,7 +50,13 @@ export interface Manifest {
   file_format: "jsonl" | "csv";
   origin: string;
   generated_at: string;
-  filters: { person_id: string; person_email: string | null; from: string | null; to: string | null; key_name: string | null };
+  filters: {
+    person_id: string;
+    person_email: string | null;
+    from: string | null;
+    to: string | null;
+    key_name: string | null;
+  };
   count: number;
   range: { first_position: number; last_position: number; first_time: string; last_time: string } | null;
   /** sha256 of the record lines (JSONL) or of the whole CSV file. */
@@ -93,7 +99,29 @@ export function sha256Hex(text: string): string {
 
 /** The link of a record: sha256(previous link ‖ canonical record without `link`). */
 export function recordLink(previous: string, body: Omit<ExportRecord, "link">): string {
-  return sha256Hex(previous + canonicalJson(body));
+  const { head, tail } = canonicalRecordParts(body);
+  return sha256Hex(previous + head + tail);
+}
+
+/**
+ * A record's canonical JSON in two parts, split where `link` goes (keys sort
+ * `hash` < `link` < `metadata`), so the line and its link share one
+ * serialisation: `head + tail` is the body, `head + ',"link":…' + tail` the line.
+ */
+export function canonicalRecordParts(body: Omit<ExportRecord, "link">): { head: string; tail: string } {
+  const head = `{"audit":${canonicalJson(body.audit)},"data":${canonicalJson(body.data)},"hash":${
+    JSON.stringify(body.hash)
+  }`;
+  const tail = `,"metadata":${canonicalJson(body.metadata)},"position":${
+    canonicalJson(body.position)
+  },"prev_hash":${JSON.stringify(body.prev_hash)}${
+    body.proof === undefined ? "" : `,"proof":${canonicalJson(body.proof)}`
+  }${body.redacted === undefined ? "" : `,"redacted":${canonicalJson(body.redacted)}`},"schema_version":${
+    canonicalJson(body.schema_version)
+  },"seq":${canonicalJson(body.seq)},"stream":${JSON.stringify(body.stream)},"stream_version":${
+    canonicalJson(body.stream_version)
+  },"type":${JSON.stringify(body.type)}}`;
+  return { head, tail };
 }
 
 /** The signed bytes of a manifest: its canonical JSON without `signature`. */

@@ -44,7 +44,10 @@ export async function auditCommand(args: string[], context: AuditCliContext): Pr
     }
     switch (command) {
       case "export":
-        return await exportCommand(parseFlags(rest, ["person", "from", "to", "key", "format", "out"]), context);
+        return await exportCommand(
+          parseFlags(rest, ["person", "from", "to", "key", "format", "out"]),
+          context,
+        );
       case "verify":
         return await verifyCommand(rest, context);
       case "public-key":
@@ -94,7 +97,9 @@ async function exportCommand(
   const email = flags.get("person");
   if (email === undefined) throw new UsageError("Give the person to export with --person EMAIL");
   const format = flags.get("format") ?? "jsonl";
-  if (format !== "jsonl" && format !== "csv") throw new UsageError(`Unknown format "${format}": use jsonl or csv`);
+  if (format !== "jsonl" && format !== "csv") {
+    throw new UsageError(`Unknown format "${format}": use jsonl or csv`);
+  }
   for (const side of ["from", "to"] as const) {
     const value = flags.get(side);
     if (value === undefined) continue;
@@ -105,7 +110,9 @@ async function exportCommand(
     }
   }
   const out = flags.get("out");
-  if (format === "csv" && out === undefined) throw new UsageError("A CSV export needs --out FILE (its manifest goes beside it)");
+  if (format === "csv" && out === undefined) {
+    throw new UsageError("A CSV export needs --out FILE (its manifest goes beside it)");
+  }
   const projections = context.openProjections();
   const person = getPersonByEmail(projections, email);
   if (!person) throw new UsageError(`No person with the email "${email}"`);
@@ -135,10 +142,14 @@ async function exportCommand(
         : undefined,
     });
     if (terminal) Deno.stderr.writeSync(new TextEncoder().encode("\n"));
-    const range = manifest.range ? `, positions ${manifest.range.first_position}-${manifest.range.last_position}` : "";
+    const range = manifest.range
+      ? `, positions ${manifest.range.first_position}-${manifest.range.last_position}`
+      : "";
     await write(
       Deno.stderr,
-      `Exported ${manifest.count} records${range}${out ? ` to ${out}` : ""}; chain head ${manifest.chain_head.position} ${manifest.chain_head.hash}\n`,
+      `Exported ${manifest.count} records${range}${
+        out ? ` to ${out}` : ""
+      }; chain head ${manifest.chain_head.position} ${manifest.chain_head.hash}\n`,
     );
     return 0;
   } finally {
@@ -148,7 +159,9 @@ async function exportCommand(
 
 async function verifyCommand(args: string[], context: AuditCliContext): Promise<number> {
   const { flags, positional } = parseFlags(args, ["public-key"]);
-  if (positional.length !== 1) throw new UsageError("Give one export file to verify: sergo audit verify FILE");
+  if (positional.length !== 1) {
+    throw new UsageError("Give one export file to verify: sergo audit verify FILE");
+  }
   const file = positional[0]!;
   const keyFile = flags.get("public-key");
   let publicKey: string | undefined;
@@ -165,7 +178,9 @@ async function verifyCommand(args: string[], context: AuditCliContext): Promise<
     await write(Deno.stderr, `Not intact: ${result.reason}\n`);
     return 1;
   }
-  const range = result.range ? `positions ${result.range.first_position}-${result.range.last_position}, ` : "";
+  const range = result.range
+    ? `positions ${result.range.first_position}-${result.range.last_position}, `
+    : "";
   const signer = result.trusted_key
     ? "signed by the given key"
     : `signed by key ${result.key_fingerprint} (pass --public-key to check it is the install's)`;

@@ -17,9 +17,16 @@ import { hostname } from "node:os";
 import type { DatabaseSync } from "node:sqlite";
 import { canonicalJson } from "../../events/hash_chain.ts";
 import type { EventStore } from "../../events/store.ts";
-import { AUDIT_COLUMNS, type AuditRow, auditViewPosition, auditWhere, toAuditEntry } from "../../projections/audit_view.ts";
+import {
+  AUDIT_COLUMNS,
+  type AuditRow,
+  auditViewPosition,
+  auditWhere,
+  toAuditEntry,
+} from "../../projections/audit_view.ts";
 import { type LogRow, type LogSource, sqliteLogSource, storeLogSource } from "./_log_source.ts";
 import {
+  canonicalRecordParts,
   CSV_HEADER,
   csvRowBody,
   type ExportRecord,
@@ -27,7 +34,6 @@ import {
   FORMAT,
   FORMAT_VERSION,
   type Manifest,
-  recordLink,
   redact,
   sha256Hex,
   signedBytes,
@@ -125,10 +131,10 @@ export async function exportAudit(options: ExportOptions): Promise<Manifest> {
         ...(needsProof ? { proof: tree!.proof(record.position - 1) } : {}),
       };
       if (options.format === "jsonl") {
-        link = recordLink(link, body);
-        const full: ExportRecord = { ...body, link };
-        await write(canonicalJson(full) + "\n");
-        first ??= full;
+        const { head: start, tail } = canonicalRecordParts(body);
+        link = sha256Hex(link + start + tail);
+        await write(`${start},"link":"${link}"${tail}\n`);
+        first ??= { ...body, link };
       } else {
         const row = csvRowBody(body);
         link = sha256Hex(link + row);
@@ -186,7 +192,11 @@ export async function exportAudit(options: ExportOptions): Promise<Manifest> {
       public_key: key.publicKeyPem,
     };
     if (options.format === "csv") manifest.records_sha256 = digest.digest("hex");
-    manifest.signature = { algorithm: "Ed25519", key_fingerprint: key.fingerprint, value: key.sign(signedBytes(manifest)) };
+    manifest.signature = {
+      algorithm: "Ed25519",
+      key_fingerprint: key.fingerprint,
+      value: key.sign(signedBytes(manifest)),
+    };
     if (options.format === "jsonl") await sink.write(canonicalJson(manifest) + "\n");
     await sink.close();
     if (options.format === "csv" && typeof options.out === "string") {

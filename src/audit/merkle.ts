@@ -14,7 +14,6 @@ import { sha256 } from "./_sha256.ts";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { Buffer } from "node:buffer";
 
-
 /** The leaf hash of one event hash (hex). */
 export function leafHash(eventHashHex: string): Uint8Array {
   const input = new Uint8Array(33);

@@ -27,7 +27,10 @@ export interface AuditRouteDeps {
 export type AuditHandler = (request: Request, personId: string, deps: AuditRouteDeps) => Promise<Response>;
 
 const json = (body: unknown, status = 200): Response =>
-  new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json; charset=utf-8" } });
+  new Response(JSON.stringify(body), {
+    status,
+    headers: { "content-type": "application/json; charset=utf-8" },
+  });
 
 class BadRequest extends Error {}
 
@@ -75,12 +78,18 @@ export function listAudit(request: Request, personId: string, deps: AuditRouteDe
 }
 
 /** `GET /api/audit/export?format=jsonl|csv&from=…&to=…&key=…`: a streamed, signed export. */
-export async function exportAuditDownload(request: Request, personId: string, deps: AuditRouteDeps): Promise<Response> {
+export async function exportAuditDownload(
+  request: Request,
+  personId: string,
+  deps: AuditRouteDeps,
+): Promise<Response> {
   let format: "jsonl" | "csv", from: string | undefined, to: string | undefined;
   const params = new URL(request.url).searchParams;
   try {
     const asked = params.get("format") ?? "jsonl";
-    if (asked !== "jsonl" && asked !== "csv") throw new BadRequest(`Unknown format "${asked}": use jsonl or csv`);
+    if (asked !== "jsonl" && asked !== "csv") {
+      throw new BadRequest(`Unknown format "${asked}": use jsonl or csv`);
+    }
     format = asked;
     from = timeParam(params, "from");
     to = timeParam(params, "to");
@@ -152,7 +161,11 @@ export async function exportAuditDownload(request: Request, personId: string, de
 }
 
 /** `GET /api/audit/public-key`: the install's audit signing key (PEM). */
-export async function auditPublicKey(_request: Request, _personId: string, deps: AuditRouteDeps): Promise<Response> {
+export async function auditPublicKey(
+  _request: Request,
+  _personId: string,
+  deps: AuditRouteDeps,
+): Promise<Response> {
   return new Response(await publicKeyPem(deps.dataDir), {
     headers: { "content-type": "application/x-pem-file; charset=utf-8" },
   });

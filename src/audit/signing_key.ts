@@ -5,7 +5,14 @@
  *
  * @module
  */
-import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify } from "node:crypto";
+import {
+  createHash,
+  createPrivateKey,
+  createPublicKey,
+  generateKeyPairSync,
+  sign,
+  verify,
+} from "node:crypto";
 import { join } from "node:path";
 
 /** The file in the data directory that holds the key pair. */
@@ -88,7 +95,10 @@ function parseKeyFile(path: string, text: string): SigningKey {
   } catch {
     throw new Error(`Cannot read the audit signing key "${path}": it is not JSON`);
   }
-  if (file.algorithm !== "Ed25519" || typeof file.private_key !== "string" || typeof file.public_key !== "string") {
+  if (
+    file.algorithm !== "Ed25519" || typeof file.private_key !== "string" ||
+    typeof file.public_key !== "string"
+  ) {
     throw new Error(`Cannot read the audit signing key "${path}": expected an Ed25519 key pair`);
   }
   const privateKey = createPrivateKey(file.private_key);

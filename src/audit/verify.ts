@@ -54,13 +54,19 @@ export async function verifyExport(path: string, options: VerifyOptions = {}): P
   try {
     csv = (await readHead(path, CSV_HEADER.length)) === CSV_HEADER;
   } catch (error) {
-    return { ok: false, reason: `Cannot read "${path}": ${error instanceof Error ? error.message : String(error)}` };
+    return {
+      ok: false,
+      reason: `Cannot read "${path}": ${error instanceof Error ? error.message : String(error)}`,
+    };
   }
   let manifestText: string;
   try {
     manifestText = csv ? await Deno.readTextFile(`${path}.manifest.json`) : await readLastLine(path);
   } catch {
-    return { ok: false, reason: csv ? `Cannot read the manifest "${path}.manifest.json"` : `Cannot read "${path}"` };
+    return {
+      ok: false,
+      reason: csv ? `Cannot read the manifest "${path}.manifest.json"` : `Cannot read "${path}"`,
+    };
   }
   let manifest: Manifest;
   try {
@@ -74,9 +80,10 @@ export async function verifyExport(path: string, options: VerifyOptions = {}): P
   if (!verifySignature(publicKey, signedBytes(manifest), manifest.signature!.value)) {
     return {
       ok: false,
-      reason: options.publicKey !== undefined && keyFingerprint(manifest.public_key) !== safeFingerprint(publicKey)
-        ? "The manifest is not signed by the given public key"
-        : "The manifest does not match its signature: it was changed after signing",
+      reason:
+        options.publicKey !== undefined && keyFingerprint(manifest.public_key) !== safeFingerprint(publicKey)
+          ? "The manifest is not signed by the given public key"
+          : "The manifest does not match its signature: it was changed after signing",
     };
   }
   if ((manifest.file_format === "csv") !== csv) {
@@ -105,7 +112,9 @@ export async function verifyExport(path: string, options: VerifyOptions = {}): P
       count++;
       failure = checker.csvRow(count, text);
     }
-    if (!failure && pending !== "") failure = { ok: false, record: count + 1, reason: `Record ${count + 1} is cut short` };
+    if (!failure && pending !== "") {
+      failure = { ok: false, record: count + 1, reason: `Record ${count + 1} is cut short` };
+    }
   } else {
     let held: string | null = null;
     for await (const { line } of readLines(path, "\n")) {
@@ -117,7 +126,9 @@ export async function verifyExport(path: string, options: VerifyOptions = {}): P
       }
       held = line;
     }
-    if (!failure && held !== manifestText) failure = { ok: false, reason: "The last line of the file is not the manifest" };
+    if (!failure && held !== manifestText) {
+      failure = { ok: false, reason: "The last line of the file is not the manifest" };
+    }
   }
   if (failure) return failure;
   if (count !== manifest.count) {
@@ -129,7 +140,10 @@ export async function verifyExport(path: string, options: VerifyOptions = {}): P
     return { ok: false, reason: "The records do not match the manifest's sha256: the file was changed" };
   }
   if (checker.link !== manifest.last_link) {
-    return { ok: false, reason: "The last record's link does not match the manifest: records were cut or added" };
+    return {
+      ok: false,
+      reason: "The last record's link does not match the manifest: records were cut or added",
+    };
   }
   return {
     ok: true,
@@ -161,7 +175,9 @@ class RecordChecker {
     } catch {
       return { ok: false, record: k, reason: `Record ${k} is not JSON` };
     }
-    if (typeof record !== "object" || record === null) return { ok: false, record: k, reason: `Record ${k} is not an object` };
+    if (typeof record !== "object" || record === null) {
+      return { ok: false, record: k, reason: `Record ${k} is not an object` };
+    }
     let canonical: string;
     try {
       canonical = canonicalJson(record);
@@ -169,7 +185,11 @@ class RecordChecker {
       canonical = "";
     }
     if (canonical !== line) {
-      return { ok: false, record: k, reason: `Record ${k} is not in canonical form: it was edited after export` };
+      return {
+        ok: false,
+        record: k,
+        reason: `Record ${k} is not in canonical form: it was edited after export`,
+      };
     }
     const { link, ...body } = record;
     return this.#check(k, record, () => recordLink(this.link, body), link);
@@ -213,8 +233,10 @@ class RecordChecker {
       return fail(`is numbered ${r.seq}: records are missing, added or out of order`);
     }
     if (
-      !Number.isInteger(r.position) || r.position < 1 || typeof r.stream !== "string" || typeof r.type !== "string" ||
-      !Number.isInteger(r.stream_version) || !Number.isInteger(r.schema_version) || !HEX64.test(r.prev_hash) ||
+      !Number.isInteger(r.position) || r.position < 1 || typeof r.stream !== "string" ||
+      typeof r.type !== "string" ||
+      !Number.isInteger(r.stream_version) || !Number.isInteger(r.schema_version) ||
+      !HEX64.test(r.prev_hash) ||
       !HEX64.test(r.hash) || typeof r.audit?.time !== "string" || typeof link !== "string"
     ) {
       return fail("is missing a field or has one of the wrong type");
@@ -237,7 +259,9 @@ class RecordChecker {
       if (hash !== r.hash) return fail(`${at}: its content does not match its hash`);
     }
     if (computeLink() !== link) {
-      return fail(`${at}: its audit fields do not match its link: it was changed, or a record before it is missing`);
+      return fail(
+        `${at}: its audit fields do not match its link: it was changed, or a record before it is missing`,
+      );
     }
     if (previous) {
       const continues = r.position === previous.position + 1 && !redacted;
@@ -248,21 +272,27 @@ class RecordChecker {
         return {
           ok: false,
           record: k - 1,
-          reason: `Record ${k - 1} (position ${previous.position}) has no inclusion proof and its chain does not continue`,
+          reason: `Record ${
+            k - 1
+          } (position ${previous.position}) has no inclusion proof and its chain does not continue`,
         };
       }
     } else {
-      if (r.prev_hash !== m.hash_before_first) return fail(`${at}: its prev_hash is not the manifest's hash before the first`);
+      if (r.prev_hash !== m.hash_before_first) {
+        return fail(`${at}: its prev_hash is not the manifest's hash before the first`);
+      }
       this.#first = { position: r.position, time: r.audit.time, prev_hash: r.prev_hash };
     }
     let proven = false;
     if (r.proof !== undefined) {
-      if (!Array.isArray(r.proof) || !verifyInclusion(r.hash, {
-        index: r.position - 1,
-        size: m.checkpoint.tree_size,
-        path: r.proof,
-        root: m.checkpoint.root,
-      })) {
+      if (
+        !Array.isArray(r.proof) || !verifyInclusion(r.hash, {
+          index: r.position - 1,
+          size: m.checkpoint.tree_size,
+          path: r.proof,
+          root: m.checkpoint.root,
+        })
+      ) {
         return fail(`${at}: its inclusion proof does not lead to the signed checkpoint`);
       }
       proven = true;
@@ -283,12 +313,18 @@ class RecordChecker {
       return {
         ok: false,
         record: last.seq,
-        reason: `Record ${last.seq} (position ${last.position}) has no inclusion proof and is not the chain head`,
+        reason:
+          `Record ${last.seq} (position ${last.position}) has no inclusion proof and is not the chain head`,
       };
     }
     const first = this.#first;
     const range = first && last
-      ? { first_position: first.position, last_position: last.position, first_time: first.time, last_time: last.time }
+      ? {
+        first_position: first.position,
+        last_position: last.position,
+        first_time: first.time,
+        last_time: last.time,
+      }
       : null;
     if (canonicalJson(range) !== canonicalJson(m.range)) {
       return { ok: false, reason: "The records' range does not match the manifest's range" };
@@ -298,9 +334,14 @@ class RecordChecker {
 }
 
 function checkManifestShape(m: Manifest): string | null {
-  if (typeof m !== "object" || m === null || m.format !== FORMAT) return "The last record is not an audit export manifest";
-  if (m.format_version !== 1) return `Cannot read export format version ${JSON.stringify(m.format_version)}: expected 1`;
-  const ok = Number.isInteger(m.count) && typeof m.records_sha256 === "string" && typeof m.last_link === "string" &&
+  if (typeof m !== "object" || m === null || m.format !== FORMAT) {
+    return "The last record is not an audit export manifest";
+  }
+  if (m.format_version !== 1) {
+    return `Cannot read export format version ${JSON.stringify(m.format_version)}: expected 1`;
+  }
+  const ok = Number.isInteger(m.count) && typeof m.records_sha256 === "string" &&
+    typeof m.last_link === "string" &&
     typeof m.public_key === "string" && typeof m.signature?.value === "string" &&
     Number.isInteger(m.chain_head?.position) && typeof m.chain_head?.hash === "string" &&
     Number.isInteger(m.checkpoint?.tree_size) && typeof m.checkpoint?.root === "string" &&
@@ -357,7 +398,10 @@ async function readLastLine(path: string): Promise<string> {
 }
 
 /** The lines of a file with the bytes of each (line end included), streamed. */
-async function* readLines(path: string, separator: "\n"): AsyncGenerator<{ line: string; bytes: Uint8Array }> {
+async function* readLines(
+  path: string,
+  separator: "\n",
+): AsyncGenerator<{ line: string; bytes: Uint8Array }> {
   const file = await Deno.open(path);
   const decoder = new TextDecoder();
   const encoder = new TextEncoder();

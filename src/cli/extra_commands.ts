@@ -144,11 +144,20 @@ export const extraCommands: Record<string, Command> = {
     raw: true,
     async run(_parsed, context) {
       const { auditCommand } = await import("../audit/cli.ts");
-      return await auditCommand(context.args, {
-        dataDir: context.dataDir,
-        openStore: () => openSqliteStore(dataPaths(context.dataDir).events),
-        openProjections: async () => (await openApp(context.dataDir)).db,
-      });
+      const needsData = ["export", "verify", "public-key"].includes(context.args[0] ?? "");
+      const app = needsData && context.args[0] !== "verify" ? await openApp(context.dataDir) : null;
+      try {
+        return await auditCommand(context.args, {
+          dataDir: context.dataDir,
+          openStore: () => app?.store ?? openSqliteStore(dataPaths(context.dataDir).events),
+          openProjections: () => {
+            if (!app) throw new UsageError("This audit command does not read the projections");
+            return app.db;
+          },
+        });
+      } finally {
+        await app?.close();
+      }
     },
   },
 };

@@ -27,7 +27,8 @@ export function currentSession(services: Services, request: Request): ConsoleSes
 
 /** Whether cookies must be `Secure`: the request came over https, or the public URL is https. */
 export function isSecure(services: Services, request: Request): boolean {
-  return new URL(request.url).protocol === "https:" || (services.config.publicUrl?.startsWith("https:") ?? false);
+  return new URL(request.url).protocol === "https:" ||
+    (services.config.publicUrl?.startsWith("https:") ?? false);
 }
 
 /** The CSRF token of a request: its cookie's value, or a fresh one to set with {@linkcode csrfCookie}. */

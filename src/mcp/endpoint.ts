@@ -30,6 +30,8 @@ import {
   isRequest,
   type JsonRpcMessage,
   type McpCore,
+  type RequestContext,
+  requestAuthInfo,
 } from "./server.ts";
 import { mcpSettings, type McpSettings } from "./settings.ts";
 import type { PageViewer } from "./tools/tool.ts";
@@ -112,9 +114,9 @@ export function createMcpEndpoint(deps: McpDeps): (request: Request) => Promise<
   let modern: McpHttpHandler | null = null;
   const modernHandler = (): McpHttpHandler =>
     modern ??= createMcpHandler(({ authInfo }) => {
-      const { caller, state } = authInfo!.extra as { caller: Caller; state: ExchangeState };
-      return buildServer(core, caller, callerDefinitions(core, caller), state);
-    }, { legacy: "reject", responseMode: "json" });
+      const { context } = authInfo!.extra as { context: RequestContext };
+      return buildServer(core, callerDefinitions(core, context.caller));
+    }, { legacy: "reject", responseMode: "auto" });
 
   return async (request: Request): Promise<Response> => {
     if (request.method !== "POST") {
@@ -169,7 +171,7 @@ export function createMcpEndpoint(deps: McpDeps): (request: Request) => Promise<
     if (isModernCandidate(version, body) && !(await isLegacyRequest(request, body))) {
       const response = await modernHandler().fetch(request, {
         parsedBody: body,
-        authInfo: { token: "sgk", clientId: auth.key.key_id, scopes: [], extra: { caller, state } },
+        authInfo: requestAuthInfo({ caller, state }),
       });
       if (state.auditFailure === null) return response;
       return new Response(await response.text(), { status: 503, headers: JSON_HEADERS });

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { DatabaseSync } from "node:sqlite";
+import type { DatabaseSync, StatementSync } from "node:sqlite";
 import {
   type DocumentRow,
   type Folder,
@@ -31,12 +31,21 @@ export interface KeyScope {
   documentIds: string[];
 }
 
+const rootNamesStatements = new WeakMap<DatabaseSync, StatementSync>();
+
 /** The names of the folders a key reads, for the tool descriptions. */
 export function rootFolderNames(db: DatabaseSync, key: AgentKey): string[] {
   if (key.can_read.folders.length === 0) return [];
-  const rows = db.prepare(
-    "SELECT folder_id, name FROM cat_folders WHERE person_id = ? AND folder_id IN (SELECT value FROM json_each(?))",
-  ).all(key.person_id, JSON.stringify(key.can_read.folders)) as Array<{ folder_id: string; name: string }>;
+  let statement = rootNamesStatements.get(db);
+  if (!statement) {
+    statement = db.prepare(
+      "SELECT folder_id, name FROM cat_folders WHERE person_id = ? AND folder_id IN (SELECT value FROM json_each(?))",
+    );
+    rootNamesStatements.set(db, statement);
+  }
+  const rows = statement.all(key.person_id, JSON.stringify(key.can_read.folders)) as Array<
+    { folder_id: string; name: string }
+  >;
   const byId = new Map(rows.map((row) => [row.folder_id, row.name]));
   return key.can_read.folders.flatMap((id) => byId.has(id) ? [byId.get(id)!] : []);
 }

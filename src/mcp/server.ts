@@ -1,12 +1,16 @@
 /**
- * One key's MCP server, built for one request from the key's texts: the SDK's
- * `Server` does the protocol (initialize, ping, tools/list, tools/call,
- * errors), fed through a single-exchange transport that writes each answer as
+ * One key's MCP server: the SDK's `Server` does the protocol (initialize,
+ * ping, tools/list, tools/call, errors); a transport writes each answer as
  * compact JSON with the reference's field order.
  *
  * What is immutable for a key's texts (serverInfo, instructions, the tools
- * and their JSON) is built once ({@linkcode keyDefinitions}); a server is
- * cheap to make, and nothing of one caller's request reaches another's.
+ * and their JSON, and the server built from them) is built once and kept
+ * ({@linkcode keyDefinitions}); a change of name, description or folders
+ * makes new definitions, so it shows in the next answer. Each request
+ * carries its own caller (key, scope, end user) to the handlers and gets an
+ * id of its own inside the shared server, so nothing of one caller's request
+ * reaches another's. 2026-07-28 requests get a server of their own per
+ * request from the same definitions (see `endpoint.ts`).
  *
  * @module
  */
@@ -14,12 +18,13 @@ import type { DatabaseSync } from "node:sqlite";
 import {
   type JSONRPCMessage,
   type ListToolsResult,
+  type MessageExtraInfo,
   ProtocolError,
   ProtocolErrorCode,
   Server,
   type Transport,
 } from "@modelcontextprotocol/server";
-import { AjvJsonSchemaValidator } from "npm:@modelcontextprotocol/server@2.4.0/validators/ajv";
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/server/validators/ajv";
 import type { EventStore } from "../../events/store.ts";
 import { type Arguments } from "./arguments.ts";
 import { appendAudit, AuditError, type Caller } from "./audit.ts";
@@ -92,21 +97,34 @@ export async function callTool(core: McpCore, caller: Caller, name: string, args
   return outcome.result;
 }
 
-/** Builds the SDK server of one request for a caller. */
-export function buildServer(core: McpCore, caller: Caller, definitions: KeyDefinitions, state: ExchangeState): Server {
+/** What a request hands to the server's handlers (through the SDK's `authInfo.extra`). */
+export interface RequestContext {
+  caller: Caller;
+  state: ExchangeState;
+}
+
+/** The `authInfo` that carries a request's context to the handlers. */
+export function requestAuthInfo(context: RequestContext): { token: string; clientId: string; scopes: string[]; extra: Record<string, unknown> } {
+  return { token: "agent-key", clientId: context.caller.key.key_id, scopes: [], extra: { context } };
+}
+
+/** Builds an SDK server for a key's definitions; handlers take the caller from each request's `authInfo`. */
+export function buildServer(core: McpCore, definitions: KeyDefinitions): Server {
   const server = new Server({ ...definitions.serverInfo }, {
     capabilities: { tools: { listChanged: false } },
     instructions: definitions.instructions,
     jsonSchemaValidator: validator,
   });
   server.setRequestHandler("tools/list", () => definitions.tools as unknown as ListToolsResult);
-  server.setRequestHandler("tools/call", async (request) => {
+  server.setRequestHandler("tools/call", async (request, ctx) => {
+    const context = ctx.http?.authInfo?.extra?.context as RequestContext | undefined;
+    if (!context) throw new ProtocolError(ProtocolErrorCode.InternalError, "This request carries no caller.");
     const args = (request.params.arguments ?? {}) as Arguments;
     try {
-      return { ...await callTool(core, caller, request.params.name, args) };
+      return { ...await callTool(core, context.caller, request.params.name, args) };
     } catch (error) {
       if (!(error instanceof AuditError)) throw error;
-      state.auditFailure = error.message;
+      context.state.auditFailure = error.message;
       throw new ProtocolError(ProtocolErrorCode.InternalError, error.message);
     }
   });
@@ -122,15 +140,17 @@ export function isRequest(message: JsonRpcMessage): boolean {
 }
 
 /**
- * A transport whose life is one HTTP exchange (or one stdio line): it hands a
- * message to the server and resolves with the server's answer as JSON.
+ * The transport of a key's shared server: each request gets an id of its
+ * own on the way in (so concurrent callers never collide) and its own id back
+ * on the way out, with its answer written as JSON.
  */
-class ExchangeTransport implements Transport {
-  onmessage?: <T extends JSONRPCMessage>(message: T) => void;
+class SharedTransport implements Transport {
+  onmessage?: <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void;
   onclose?: () => void;
   onerror?: (error: Error) => void;
   readonly #definitions: KeyDefinitions;
-  #waiting: { id: unknown; method: string; resolve: (json: string) => void } | null = null;
+  readonly #waiting = new Map<number, { id: unknown; method: string; resolve: (json: string) => void }>();
+  #next = 1;
 
   constructor(definitions: KeyDefinitions) {
     this.#definitions = definitions;
@@ -147,46 +167,55 @@ class ExchangeTransport implements Transport {
 
   send(sent: JSONRPCMessage): Promise<void> {
     const message = sent as unknown as Record<string, unknown>;
-    const waiting = this.#waiting;
-    if (waiting && message.id === waiting.id && ("result" in message || "error" in message)) {
-      this.#waiting = null;
-      waiting.resolve(serializeAnswer(waiting.method, message, this.#definitions));
+    const waiting = typeof message.id === "number" ? this.#waiting.get(message.id) : undefined;
+    if (waiting && ("result" in message || "error" in message)) {
+      this.#waiting.delete(message.id as number);
+      waiting.resolve(serializeAnswer(waiting.method, { ...message, id: waiting.id }, this.#definitions));
     }
     return Promise.resolve();
   }
 
-  /** Delivers one message; resolves with the answer's JSON, or null for a notification. */
-  deliver(message: JsonRpcMessage): Promise<string | null> {
-    if (!isRequest(message)) {
-      this.onmessage?.(message as unknown as JSONRPCMessage);
-      return Promise.resolve(null);
-    }
+  /** Delivers one request with its context; resolves with the answer's JSON. */
+  deliver(message: JsonRpcMessage, context: RequestContext): Promise<string> {
+    const id = this.#next++;
+    if (this.#next > Number.MAX_SAFE_INTEGER - 1) this.#next = 1;
     return new Promise((resolve) => {
-      this.#waiting = { id: message.id, method: message.method as string, resolve };
-      this.onmessage?.(message as unknown as JSONRPCMessage);
+      this.#waiting.set(id, { id: message.id, method: message.method as string, resolve });
+      this.onmessage?.({ ...message, id } as unknown as JSONRPCMessage, { authInfo: requestAuthInfo(context) });
     });
   }
 }
 
-/** Answers JSON-RPC messages from one caller, in order; notifications get no answer. */
+const shared = new WeakMap<McpCore, WeakMap<KeyDefinitions, SharedTransport>>();
+
+/** The shared server of a key's definitions, built once and kept while the definitions are. */
+function sharedTransport(core: McpCore, definitions: KeyDefinitions): SharedTransport {
+  let byDefinitions = shared.get(core);
+  if (!byDefinitions) shared.set(core, byDefinitions = new WeakMap());
+  let transport = byDefinitions.get(definitions);
+  if (!transport) {
+    transport = new SharedTransport(definitions);
+    // connect() only wires callbacks and starts the transport, which is synchronous here.
+    void buildServer(core, definitions).connect(transport);
+    byDefinitions.set(definitions, transport);
+  }
+  return transport;
+}
+
+/**
+ * Answers JSON-RPC messages from one caller, in order; notifications get no
+ * answer (they change nothing in a stateless server).
+ */
 export async function answerMessages(
   core: McpCore,
   caller: Caller,
   messages: readonly JsonRpcMessage[],
   state: ExchangeState,
 ): Promise<string[]> {
-  const definitions = callerDefinitions(core, caller);
-  const server = buildServer(core, caller, definitions, state);
-  const transport = new ExchangeTransport(definitions);
-  await server.connect(transport);
+  const transport = sharedTransport(core, callerDefinitions(core, caller));
   const answers: string[] = [];
-  try {
-    for (const message of messages) {
-      const answer = await transport.deliver(message);
-      if (answer !== null) answers.push(answer);
-    }
-  } finally {
-    await server.close();
+  for (const message of messages) {
+    if (isRequest(message)) answers.push(await transport.deliver(message, { caller, state }));
   }
   return answers;
 }

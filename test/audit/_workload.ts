@@ -85,11 +85,23 @@ export async function appendWorkload(store: SqliteEventStore): Promise<void> {
   const ava = "pAva", ben = "pBen";
   const a = (stream: string, events: SergoEvent[]) => store.append(stream, events);
   await a(`person-${ava}`, [
-    { type: "PersonAdded", data: { person_id: ava, name: "Ava Bennett", email: "ava@example.com" }, metadata: meta("cli") },
-    { type: "PersonPasswordSet", data: { person_id: ava, password_hash: "$argon2id$secret" }, metadata: meta("cli") },
+    {
+      type: "PersonAdded",
+      data: { person_id: ava, name: "Ava Bennett", email: "ava@example.com" },
+      metadata: meta("cli"),
+    },
+    {
+      type: "PersonPasswordSet",
+      data: { person_id: ava, password_hash: "$argon2id$secret" },
+      metadata: meta("cli"),
+    },
   ]);
   await a(`person-${ben}`, [
-    { type: "PersonAdded", data: { person_id: ben, name: "Ben Ortiz", email: "ben@example.com" }, metadata: meta("cli") },
+    {
+      type: "PersonAdded",
+      data: { person_id: ben, name: "Ben Ortiz", email: "ben@example.com" },
+      metadata: meta("cli"),
+    },
   ]);
   await a("folder-fEnergy", [{
     type: "FolderCreated",
@@ -144,7 +156,11 @@ export async function appendWorkload(store: SqliteEventStore): Promise<void> {
       },
       metadata: meta("system"),
     },
-    { type: "PdfCopyMade", data: { document_id: "xM5gW8NZ", sha256: hex(3), page_count: 2 }, metadata: meta("system") },
+    {
+      type: "PdfCopyMade",
+      data: { document_id: "xM5gW8NZ", sha256: hex(3), page_count: 2 },
+      metadata: meta("system"),
+    },
   ]);
   await a("document-bBen0001", [{
     type: "ProcessingFailed",
@@ -206,9 +222,17 @@ export async function appendWorkload(store: SqliteEventStore): Promise<void> {
       data: { key_id: AVA_KEY.id, key_hash: hex(6), last4: "c3D4", old_expires_at: "2026-10-25T09:00:00Z" },
       metadata: meta(`person-${ava}`),
     },
-    { type: "AgentKeyChanged", data: { key_id: AVA_KEY.id, name: "energy" }, metadata: meta(`person-${ava}`) },
+    {
+      type: "AgentKeyChanged",
+      data: { key_id: AVA_KEY.id, name: "energy" },
+      metadata: meta(`person-${ava}`),
+    },
   ]);
-  await a(`key-${BEN_KEY.id}`, [{ type: "AgentKeyDeleted", data: { key_id: BEN_KEY.id }, metadata: meta(`person-${ben}`) }]);
+  await a(`key-${BEN_KEY.id}`, [{
+    type: "AgentKeyDeleted",
+    data: { key_id: BEN_KEY.id },
+    metadata: meta(`person-${ben}`),
+  }]);
 }
 
 /** Appends `count` MCP calls of one person quickly, in batches through the real store. */
@@ -222,7 +246,11 @@ export async function appendCalls(
   for (let done = 0; done < count; done += batch) {
     const events: SergoEvent[] = [];
     for (let i = done; i < Math.min(count, done + batch); i++) {
-      events.push({ type: "McpCalled", data: mcpSearch(person, key, `query ${i}`, i % 20), metadata: meta(`key-${key.id}`) });
+      events.push({
+        type: "McpCalled",
+        data: mcpSearch(person, key, `query ${i}`, i % 20),
+        metadata: meta(`key-${key.id}`),
+      });
     }
     await store.append(`mcp-${person}`, events);
   }

@@ -51,7 +51,10 @@ Deno.test("a person's JSONL export verifies, against the install's public key to
     assert.ok(trusted.ok && trusted.trusted_key);
     const text = await Deno.readTextFile(path);
     assert.ok(!text.includes("$argon2id$secret"), "the password hash must not leave the install");
-    assert.ok(!text.includes("Ben Ortiz") && !text.includes("notes 1"), "Ben's entries must not be in Ava's export");
+    assert.ok(
+      !text.includes("Ben Ortiz") && !text.includes("notes 1"),
+      "Ben's entries must not be in Ava's export",
+    );
     const other = generateKeyPairSync("ed25519").publicKey.export({ type: "spki", format: "pem" }) as string;
     const stranger = await verifyExport(path, { publicKey: other });
     assert.deepEqual(stranger, { ok: false, reason: "The manifest is not signed by the given public key" });
@@ -68,7 +71,10 @@ Deno.test("verify names the record whose bytes changed", async () => {
     const result = await verifyExport(path);
     assert.equal(result.ok, false);
     assert.equal(!result.ok && result.record, 9);
-    assert.match(!result.ok ? result.reason : "", /Record 9 \(position 13\): its content does not match its hash/);
+    assert.match(
+      !result.ok ? result.reason : "",
+      /Record 9 \(position 13\): its content does not match its hash/,
+    );
   });
 });
 
@@ -135,7 +141,10 @@ Deno.test("an export by key name verifies with its inclusion proofs, and finds a
     assert.equal(byOld.count, 9);
     const result = await verifyExport(join(install.dir, "energy.jsonl"));
     assert.ok(result.ok, JSON.stringify(result));
-    const records = (await Deno.readTextFile(join(install.dir, "energy.jsonl"))).trimEnd().split("\n").slice(0, -1)
+    const records = (await Deno.readTextFile(join(install.dir, "energy.jsonl"))).trimEnd().split("\n").slice(
+      0,
+      -1,
+    )
       .map((line) => JSON.parse(line));
     assert.deepEqual(records.map((r) => r.audit.action), [
       "key created",
@@ -162,10 +171,16 @@ Deno.test("each of two people's exports verifies and holds only their own entrie
 
 Deno.test("a time-range export is one chain: only its last record needs a proof", async () => {
   await withWorkload(async (install) => {
-    const manifest = await exportTo(install, "range.jsonl", { from: "2026-10-24T09:00:04Z", to: "2026-10-24T09:00:06Z" });
+    const manifest = await exportTo(install, "range.jsonl", {
+      from: "2026-10-24T09:00:04Z",
+      to: "2026-10-24T09:00:06Z",
+    });
     assert.equal(manifest.count, 3);
     assert.ok((await verifyExport(join(install.dir, "range.jsonl"))).ok);
-    const records = (await Deno.readTextFile(join(install.dir, "range.jsonl"))).trimEnd().split("\n").slice(0, -1)
+    const records = (await Deno.readTextFile(join(install.dir, "range.jsonl"))).trimEnd().split("\n").slice(
+      0,
+      -1,
+    )
       .map((line) => JSON.parse(line));
     assert.deepEqual(records.map((r) => r.proof === undefined), [true, true, false]);
   });
@@ -204,7 +219,8 @@ Deno.test("an export through the store interface to a stream is the same as from
       now: () => new Date("2026-10-26T00:00:00Z"),
     });
     const decoder = new TextDecoder();
-    const streamed = chunks.map((chunk) => decoder.decode(chunk, { stream: true })).join("") + decoder.decode();
+    const streamed = chunks.map((chunk) => decoder.decode(chunk, { stream: true })).join("") +
+      decoder.decode();
     assert.equal(streamed, await Deno.readTextFile(join(install.dir, "file.jsonl")));
   });
 });

@@ -6,7 +6,11 @@ import { runCli, tempDir } from "../helpers/temp.ts";
 async function initialize(url: string, key: string): Promise<Response> {
   return await fetch(`${url}/mcp`, {
     method: "POST",
-    headers: { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${key}` },
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      authorization: `Bearer ${key}`,
+    },
     body: JSON.stringify({
       jsonrpc: "2.0",
       id: 1,
@@ -21,9 +25,27 @@ Deno.test("a key made, renamed, rolled and deleted by the CLI reaches a running 
   const server = await startServer(loadConfig(["--data", dir.path, "--port", "0"]), { quiet: true });
   try {
     const d = ["--data", dir.path];
-    assert.equal((await runCli(["person", "add", "--name", "Ava Bennett", "--email", "ava@example.com", ...d])).code, 0);
-    assert.equal((await runCli(["folder", "add", "--person", "ava@example.com", "Energy outlooks/Basic", ...d])).code, 0);
-    const added = await runCli(["key", "add", "--person", "ava@example.com", "--name", "energy-outlooks", "--description", "Decks", "--read", "Energy outlooks", ...d]);
+    assert.equal(
+      (await runCli(["person", "add", "--name", "Ava Bennett", "--email", "ava@example.com", ...d])).code,
+      0,
+    );
+    assert.equal(
+      (await runCli(["folder", "add", "--person", "ava@example.com", "Energy outlooks/Basic", ...d])).code,
+      0,
+    );
+    const added = await runCli([
+      "key",
+      "add",
+      "--person",
+      "ava@example.com",
+      "--name",
+      "energy-outlooks",
+      "--description",
+      "Decks",
+      "--read",
+      "Energy outlooks",
+      ...d,
+    ]);
     assert.equal(added.code, 0, added.stderr);
     const key = added.stdout.trim().split("\n").pop()!;
     assert.match(key, /^sgk_s_/);
@@ -35,14 +57,31 @@ Deno.test("a key made, renamed, rolled and deleted by the CLI reaches a running 
       }
     };
     await waitFor(async () => (await initialize(server.url, key)).status === 200);
-    const rolled = await runCli(["key", "roll", "--person", "ava@example.com", "--name", "energy-outlooks", "--grace", "now", ...d]);
+    const rolled = await runCli([
+      "key",
+      "roll",
+      "--person",
+      "ava@example.com",
+      "--name",
+      "energy-outlooks",
+      "--grace",
+      "now",
+      ...d,
+    ]);
     assert.equal(rolled.code, 0, rolled.stderr);
     const newKey = rolled.stdout.trim().split("\n").pop()!;
-    await waitFor(async () => (await initialize(server.url, key)).status === 401 && (await initialize(server.url, newKey)).status === 200);
+    await waitFor(async () =>
+      (await initialize(server.url, key)).status === 401 &&
+      (await initialize(server.url, newKey)).status === 200
+    );
     const list = await runCli(["key", "list", "--person", "ava@example.com", ...d]);
     assert.ok(list.stdout.includes(`sgk_s_…${newKey.slice(-4)}`));
     assert.ok(!list.stdout.includes(newKey), "key list shows keys masked only");
-    assert.equal((await runCli(["key", "delete", "--person", "ava@example.com", "--name", "energy-outlooks", ...d])).code, 0);
+    assert.equal(
+      (await runCli(["key", "delete", "--person", "ava@example.com", "--name", "energy-outlooks", ...d]))
+        .code,
+      0,
+    );
     await waitFor(async () => (await initialize(server.url, newKey)).status === 401);
     // A bad argument: one clear line on stderr, non-zero exit, nothing written.
     const bad = await runCli(["key", "add", "--person", "ava@example.com", "--name", "Bad Name", ...d]);

@@ -66,7 +66,11 @@ Deno.test("the corpus processes end to end over the API; hostile files fail alon
       await health.body?.cancel();
       const r = await fetch(`${server.url}/api/documents?limit=500`, { headers: auth });
       const list = await r.json();
-      statuses = Object.fromEntries(list.items.map((d: { id: string; status: string; reason?: string; pages: number | null }) => [d.id, d]));
+      statuses = Object.fromEntries(
+        list.items.map((
+          d: { id: string; status: string; reason?: string; pages: number | null },
+        ) => [d.id, d]),
+      );
       const pending = Object.values(statuses).filter((d) => d.status === "processing").length;
       if (pending === 0) break;
       assert.ok(Date.now() < deadline, `${pending} documents still processing after 4 minutes`);
@@ -76,8 +80,9 @@ Deno.test("the corpus processes end to end over the API; hostile files fail alon
     for (const [path, id] of ids) {
       const doc = statuses[id]!;
       if (path.startsWith("hostile/")) {
-        if (doc.status === "not_indexed") assert.ok(doc.reason && doc.reason.length > 10, `${path} has no reason`);
-        else assert.equal(doc.status, "searchable", path);
+        if (doc.status === "not_indexed") {
+          assert.ok(doc.reason && doc.reason.length > 10, `${path} has no reason`);
+        } else assert.equal(doc.status, "searchable", path);
       } else if (doc.status !== "searchable") {
         failures.push(`${path}: ${doc.status} ${doc.reason ?? ""}`);
       }

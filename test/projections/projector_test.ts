@@ -4,8 +4,14 @@ import { ALL_PROJECTIONS } from "../../projections/all.ts";
 import { getFolderByPath, getPersonByEmail, listFolders, listPeople } from "../../projections/catalogue.ts";
 import { projectionDigest } from "../../projections/digest.ts";
 import { openApp } from "../../src/app.ts";
-import { createFolder, deleteFolder, ensureFolderPath, moveFolder, renameFolder } from "../../src/domain/folders.ts";
-import { createAgentKey, changeAgentKey, deleteAgentKey, rollAgentKey } from "../../src/domain/keys.ts";
+import {
+  createFolder,
+  deleteFolder,
+  ensureFolderPath,
+  moveFolder,
+  renameFolder,
+} from "../../src/domain/folders.ts";
+import { changeAgentKey, createAgentKey, deleteAgentKey, rollAgentKey } from "../../src/domain/keys.ts";
 import { addPerson } from "../../src/domain/people.ts";
 import { deleteDocument, moveDocument, recordUpload } from "../../src/domain/documents.ts";
 import { openSqliteStore } from "../../events/sqlite_store.ts";
@@ -18,10 +24,18 @@ Deno.test("replay of a mixed workload gives the same digest as the live projecti
   const app = await openApp(dir.path);
   const ava = await addPerson(app, { name: "Ava Bennett", email: "ava@example.com" });
   const ben = await addPerson(app, { name: "Ben Okafor", email: "ben@example.com" });
-  const basic = await ensureFolderPath(app, { personId: ava.person_id, path: "Energy outlooks/Basic" }, "test");
+  const basic = await ensureFolderPath(
+    app,
+    { personId: ava.person_id, path: "Energy outlooks/Basic" },
+    "test",
+  );
   const other = await createFolder(app, { personId: ava.person_id, parentId: null, name: "Other" }, "test");
   await renameFolder(app, { personId: ava.person_id, folderId: other.folder_id, name: "Archive" }, "test");
-  await moveFolder(app, { personId: ava.person_id, folderId: other.folder_id, parentId: basic.parent_id }, "test");
+  await moveFolder(
+    app,
+    { personId: ava.person_id, folderId: other.folder_id, parentId: basic.parent_id },
+    "test",
+  );
   await ensureFolderPath(app, { personId: ben.person_id, path: "Contracts" }, "test");
   const doc = await recordUpload(app, {
     personId: ava.person_id,
@@ -55,7 +69,11 @@ Deno.test("replay of a mixed workload gives the same digest as the live projecti
     type: "txt",
     preset: "none",
   }, "test");
-  await moveDocument(app, { personId: ava.person_id, documentId: doc2.document_id, folderId: other.folder_id }, "test");
+  await moveDocument(app, {
+    personId: ava.person_id,
+    documentId: doc2.document_id,
+    folderId: other.folder_id,
+  }, "test");
   const { key } = await createAgentKey(app, {
     personId: ava.person_id,
     name: "energy-outlooks",
@@ -74,7 +92,10 @@ Deno.test("replay of a mixed workload gives the same digest as the live projecti
   await deleteDocument(app, { personId: ava.person_id, documentId: doc2.document_id }, "test");
   await deleteFolder(app, { personId: ava.person_id, folderId: other.folder_id, recursive: true }, "test");
   const live = projectionDigest(app.db, ALL_PROJECTIONS);
-  assert.equal(listFolders(app.db, ava.person_id).map((f) => f.path).join("|"), "Energy outlooks|Energy outlooks/Basic");
+  assert.equal(
+    listFolders(app.db, ava.person_id).map((f) => f.path).join("|"),
+    "Energy outlooks|Energy outlooks/Basic",
+  );
   await app.close();
 
   const replay = await runCli(["replay", "--data", dir.path]);
@@ -84,7 +105,9 @@ Deno.test("replay of a mixed workload gives the same digest as the live projecti
   assert.equal(digest.stdout.trim(), live);
 
   // Projections are disposable: delete them and the next open rebuilds the same read model.
-  for (const suffix of ["", "-wal", "-shm"]) await Deno.remove(join(dir.path, `projections.db${suffix}`)).catch(() => {});
+  for (const suffix of ["", "-wal", "-shm"]) {
+    await Deno.remove(join(dir.path, `projections.db${suffix}`)).catch(() => {});
+  }
   const rebuilt = await openApp(dir.path);
   assert.equal(projectionDigest(rebuilt.db, ALL_PROJECTIONS), live);
   await rebuilt.close();
@@ -93,7 +116,15 @@ Deno.test("replay of a mixed workload gives the same digest as the live projecti
 Deno.test("crash safety: after SIGKILL mid-append the chain verifies and projections hold exactly the committed events", async () => {
   await using dir = await tempDir();
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-read", "--allow-write", "--allow-env", "--allow-sys", new URL("../helpers/append_loop.ts", import.meta.url).pathname, dir.path],
+    args: [
+      "run",
+      "--allow-read",
+      "--allow-write",
+      "--allow-env",
+      "--allow-sys",
+      new URL("../helpers/append_loop.ts", import.meta.url).pathname,
+      dir.path,
+    ],
     stdout: "piped",
     stderr: "piped",
   }).spawn();
@@ -131,9 +162,26 @@ Deno.test("events appended by another process reach a running app within one sec
   const app = await openApp(dir.path);
   app.watch(250);
   try {
-    const added = await runCli(["person", "add", "--name", "Cleo Park", "--email", "cleo@example.com", "--data", dir.path]);
+    const added = await runCli([
+      "person",
+      "add",
+      "--name",
+      "Cleo Park",
+      "--email",
+      "cleo@example.com",
+      "--data",
+      dir.path,
+    ]);
     assert.equal(added.code, 0, added.stderr);
-    const folder = await runCli(["folder", "add", "--person", "cleo@example.com", "Reports/2026", "--data", dir.path]);
+    const folder = await runCli([
+      "folder",
+      "add",
+      "--person",
+      "cleo@example.com",
+      "Reports/2026",
+      "--data",
+      dir.path,
+    ]);
     assert.equal(folder.code, 0, folder.stderr);
     const start = Date.now();
     while (!getPersonByEmail(app.db, "cleo@example.com") && Date.now() - start < 1000) {

@@ -299,8 +299,9 @@ Deno.test("Chinese is found with natural query words", async () => {
   assert.equal(given.top({ query: "主要会计数据和财务指标" })[0], "zhreport:3");
   // Page 21 is the parent company's cash flow statement (母公司现金流量表).
   assert.equal(given.top({ query: "母公司现金流量表在哪里" })[0], "zhreport:21");
-  // A two-character word.
+  // A two-character word, and a single character.
   assert.ok(given.search({ query: "股东" }).some((hit) => hit.page === 4));
+  assert.ok(given.search({ query: "股" }).some((hit) => hit.page === 4));
 });
 
 Deno.test("Arabic, Hebrew, Russian and Japanese are found despite spelling variants", async () => {
@@ -424,6 +425,11 @@ Deno.test("with many people and a large scope, results stay in scope and agree w
   assert.ok(large.length === 20);
   assert.ok(large.every((hit) => hit.document_id === "novel"));
   assert.ok(/austerlitz/i.test(large[0]!.text) && /sky/i.test(large[0]!.text));
+  // Only very common words: passages with all of them, still in scope.
+  const common = given.search({ query: "what is the and of", depth: 20 });
+  assert.equal(common.length, 20);
+  assert.ok(common.every((hit) => ["novel", "plays"].includes(hit.document_id)));
+  assert.ok(common.every((hit) => /\bthe\b/i.test(hit.text) && /\band\b/i.test(hit.text) && /\bof\b/i.test(hit.text)));
   // A person with a small scope gets only their own pages.
   const small = given.search({ personId: "p3", query: "king crown", depth: 20 });
   assert.ok(small.length > 0);

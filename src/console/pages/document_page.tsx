@@ -31,7 +31,9 @@ export function DocumentPage(props: DocumentPageProps): VNode {
   const { doc } = props;
   return (
     <Layout context={props.context} title={doc.name} scripts={["documents.js"]}>
-      <p class="crumb"><a href={props.folderHref}>{props.folderLabel}</a></p>
+      <p class="crumb">
+        <a href={props.folderHref}>{props.folderLabel}</a>
+      </p>
       <header class="page-head">
         <div>
           <h1 class="doc-title">{doc.name}</h1>
@@ -51,7 +53,9 @@ export function DocumentPage(props: DocumentPageProps): VNode {
         </div>
         <div>
           <dt>Uploaded</dt>
-          <dd><Time iso={doc.uploaded_at} /></dd>
+          <dd>
+            <Time iso={doc.uploaded_at} />
+          </dd>
         </div>
         <div>
           <dt>Size</dt>
@@ -63,16 +67,25 @@ export function DocumentPage(props: DocumentPageProps): VNode {
         </div>
         <div>
           <dt>Id</dt>
-          <dd><code>{doc.document_id}</code></dd>
+          <dd>
+            <code>{doc.document_id}</code>
+          </dd>
         </div>
         <div>
           <dt>Pages to view</dt>
-          <dd><PagesToView doc={doc} max={40} /></dd>
+          <dd>
+            <PagesToView doc={doc} max={40} />
+          </dd>
         </div>
       </dl>
       <section class="card">
         <h2>Actions</h2>
-        <DocumentActions doc={doc} folders={props.folders} rootLabel={props.rootLabel} afterDelete={props.folderHref} />
+        <DocumentActions
+          doc={doc}
+          folders={props.folders}
+          rootLabel={props.rootLabel}
+          afterDelete={props.folderHref}
+        />
       </section>
       <section aria-labelledby="pages-title">
         <h2 id="pages-title">Pages</h2>
@@ -88,11 +101,14 @@ export function DocumentPage(props: DocumentPageProps): VNode {
           : (
             <ol class="pages">
               {props.pages.map((page) => (
-                <li id={`page-${page.page}`} class={page.marked ? "page marked" : "page"}>
+                <li key={page.page} id={`page-${page.page}`} class={page.marked ? "page marked" : "page"}>
                   <header>
                     <h3>Page {page.page}</h3>
                     {page.marked && (
-                      <span class="badge warn" title="The text of this page may miss a figure, chart or table">
+                      <span
+                        class="badge warn"
+                        title="The text of this page may miss a figure, chart or table"
+                      >
                         To view
                       </span>
                     )}
@@ -105,7 +121,10 @@ export function DocumentPage(props: DocumentPageProps): VNode {
                     {props.pictures && (
                       <details class="picture" data-page={page.page}>
                         <summary>Show page {page.page} as a picture</summary>
-                        <a href={`/api/documents/${doc.document_id}/pages/${page.page}/image`} target="_blank">
+                        <a
+                          href={`/api/documents/${doc.document_id}/pages/${page.page}/image`}
+                          target="_blank"
+                        >
                           <img
                             loading="lazy"
                             src={`/api/documents/${doc.document_id}/pages/${page.page}/image`}

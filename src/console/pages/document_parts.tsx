@@ -49,7 +49,13 @@ export function PagesToView({ doc, max = 12 }: { doc: DocumentRow; max?: number 
   return (
     <span class="page-links">
       {shown.map((n) => (
-        <a href={`/documents/${doc.document_id}#page-${n}`} title={`Page ${n} may hold a figure, chart or table`}>{n}</a>
+        <a
+          key={n}
+          href={`/documents/${doc.document_id}#page-${n}`}
+          title={`Page ${n} may hold a figure, chart or table`}
+        >
+          {n}
+        </a>
       ))}
       {doc.pages_to_view.length > max && <span class="muted">+{doc.pages_to_view.length - max} more</span>}
     </span>
@@ -80,7 +86,11 @@ export function DocumentActions({ doc, folders, rootLabel, afterDelete }: Docume
           Move to
           <select name="folder_id" data-null-if-empty>
             <option value="" selected={doc.folder_id === null}>{rootLabel}</option>
-            {folders.map((f) => <option value={f.folder_id} selected={doc.folder_id === f.folder_id}>{f.path}</option>)}
+            {folders.map((f) => (
+              <option key={f.folder_id} value={f.folder_id} selected={doc.folder_id === f.folder_id}>
+                {f.path}
+              </option>
+            ))}
           </select>
         </label>
         <button type="submit">Move</button>

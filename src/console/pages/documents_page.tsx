@@ -35,7 +35,11 @@ export function DocumentsPage(props: DocumentsPageProps): VNode {
       <div class="with-sidebar">
         <aside class="sidebar">
           <h2 class="sidebar-title">Folders</h2>
-          <FolderLinks rootLabel={props.rootLabel} folders={props.folders} currentId={current?.folder_id ?? null} />
+          <FolderLinks
+            rootLabel={props.rootLabel}
+            folders={props.folders}
+            currentId={current?.folder_id ?? null}
+          />
           <form
             data-api="/api/folders"
             data-method="POST"
@@ -45,8 +49,10 @@ export function DocumentsPage(props: DocumentsPageProps): VNode {
           >
             <input type="hidden" name="parent_id" value={current?.folder_id ?? ""} data-null-if-empty />
             <label>
-              New folder in <span class="path">{current ? current.name : "the root"}</span>
-              <input name="name" required maxlength={200} data-rule="folder-name" placeholder="Folder name" />
+              <span>
+                New folder in <span class="path">{current ? current.name : "the root"}</span>
+              </span>
+              <input name="name" required data-rule="folder-name" placeholder="Folder name" />
             </label>
             <button type="submit">Create folder</button>
             <Alert />
@@ -57,7 +63,7 @@ export function DocumentsPage(props: DocumentsPageProps): VNode {
             <div>
               <p class="crumb">{current ? props.rootLabel : "All documents"}</p>
               <h1>{here}</h1>
-              <p class="muted">
+              <p class="muted" id="document-count">
                 {props.total === 1 ? "1 document" : `${props.total} documents`}
                 {current ? " in this folder and the folders inside it" : ""}
               </p>
@@ -74,7 +80,7 @@ export function DocumentsPage(props: DocumentsPageProps): VNode {
                   >
                     <label>
                       Rename to
-                      <input name="name" value={current.name} required maxlength={200} data-rule="folder-name" />
+                      <input name="name" value={current.name} required data-rule="folder-name" />
                     </label>
                     <button type="submit">Rename</button>
                     <Alert />
@@ -83,7 +89,9 @@ export function DocumentsPage(props: DocumentsPageProps): VNode {
                     data-api={`/api/folders/${current.folder_id}`}
                     data-method="DELETE"
                     data-done={`goto:${
-                      current.parent_id ? `/documents?folder=${encodeURIComponent(current.parent_id)}` : "/documents"
+                      current.parent_id
+                        ? `/documents?folder=${encodeURIComponent(current.parent_id)}`
+                        : "/documents"
                     }`}
                     data-confirm={`Delete the folder "${current.name}"?`}
                     class="stack compact"
@@ -128,9 +136,8 @@ export function DocumentsPage(props: DocumentsPageProps): VNode {
             <ul class="uploads" id="upload-list" aria-live="polite"></ul>
           </section>
 
-          {documents.length === 0
-            ? <p class="empty">No documents here yet.</p>
-            : (
+          <div id="document-list">
+            {documents.length === 0 ? <p class="empty">No documents here yet.</p> : (
               <div class="table-wrap">
                 <table class="documents">
                   <thead>
@@ -141,28 +148,40 @@ export function DocumentsPage(props: DocumentsPageProps): VNode {
                       <th scope="col">Pages</th>
                       <th scope="col">Uploaded</th>
                       <th scope="col">Pages to view</th>
-                      <th scope="col"><span class="sr-only">Actions</span></th>
+                      <th scope="col">
+                        <span class="sr-only">Actions</span>
+                      </th>
                     </tr>
                   </thead>
                   <tbody>
                     {documents.map((doc) => (
-                      <tr data-document-id={doc.document_id} data-status={doc.status}>
+                      <tr key={doc.document_id} data-document-id={doc.document_id} data-status={doc.status}>
                         <td class="name">
                           <a href={`/documents/${doc.document_id}`}>{doc.name}</a>
                           <span class="sub">
-                            {doc.folder_id === null ? props.rootLabel : props.folderPaths.get(doc.folder_id) ?? ""}
+                            {doc.folder_id === null
+                              ? props.rootLabel
+                              : props.folderPaths.get(doc.folder_id) ?? ""}
                             {" · "}
                             {formatSize(doc.size)}
                           </span>
                         </td>
-                        <td class="status" data-cell="status"><Status doc={doc} /></td>
+                        <td class="status" data-cell="status">
+                          <Status doc={doc} />
+                        </td>
                         <td data-label="Type">{typeLabel(doc.type)}</td>
                         <td data-label="Pages" data-cell="pages">{pageCount(doc)}</td>
-                        <td data-label="Uploaded"><Time iso={doc.uploaded_at} dateOnly /></td>
-                        <td data-label="Pages to view" data-cell="to-view"><PagesToView doc={doc} max={8} /></td>
+                        <td data-label="Uploaded">
+                          <Time iso={doc.uploaded_at} dateOnly />
+                        </td>
+                        <td data-label="Pages to view" data-cell="to-view">
+                          <PagesToView doc={doc} max={8} />
+                        </td>
                         <td>
                           <details class="menu">
-                            <summary>Actions<span class="sr-only">for {doc.name}</span></summary>
+                            <summary>
+                              Actions<span class="sr-only">for {doc.name}</span>
+                            </summary>
                             <div class="menu-body">
                               <DocumentActions
                                 doc={doc}
@@ -179,9 +198,10 @@ export function DocumentsPage(props: DocumentsPageProps): VNode {
                 </table>
               </div>
             )}
-          {props.total > documents.length && (
-            <p class="muted">Showing the newest {documents.length} of {props.total}.</p>
-          )}
+            {props.total > documents.length && (
+              <p class="muted">Showing the newest {documents.length} of {props.total}.</p>
+            )}
+          </div>
         </div>
       </div>
     </Layout>

@@ -42,7 +42,7 @@ export interface FolderLinksProps {
 /** The folder tree as links to `/documents?folder=ID`. */
 export function FolderLinks({ rootLabel, folders, currentId }: FolderLinksProps): VNode {
   const item = (node: FolderNode): VNode => (
-    <li>
+    <li key={node.folder.folder_id}>
       <a
         href={`/documents?folder=${encodeURIComponent(node.folder.folder_id)}`}
         aria-current={node.folder.folder_id === currentId ? "page" : undefined}
@@ -80,15 +80,20 @@ export function FolderChecks(props: FolderChecksProps): VNode {
   const docsIn = (folderId: string | null) => props.documents.filter((d) => d.folder_id === folderId);
   const docItems = (folderId: string | null) =>
     docsIn(folderId).map((d) => (
-      <li class="doc">
+      <li key={d.id} class="doc">
         <label>
-          <input type="checkbox" name="documents" value={d.id} checked={props.checkedDocuments.includes(d.id)} />
+          <input
+            type="checkbox"
+            name="documents"
+            value={d.id}
+            checked={props.checkedDocuments.includes(d.id)}
+          />
           <span class="doc-name">{d.name}</span>
         </label>
       </li>
     ));
   const item = (node: FolderNode): VNode => (
-    <li>
+    <li key={node.folder.folder_id}>
       <label>
         <input
           type="checkbox"

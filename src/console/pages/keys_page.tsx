@@ -66,7 +66,6 @@ function KeyFields(
         name="name"
         value={props.name}
         required
-        maxlength={64}
         autocomplete="off"
         spellcheck={false}
         data-rule="key-name"
@@ -82,7 +81,6 @@ function KeyFields(
         id={`${p}-description`}
         name="description"
         rows={3}
-        maxlength={1000}
         data-rule="description"
         data-counter={`${p}-description-count`}
         placeholder="What the agent finds here — the MCP server tells the model this."
@@ -104,7 +102,9 @@ function KeyFields(
 }
 
 /** The panel that shows a new key value once, with the Claude Code command and the `mcpServers` JSON. */
-export function SecretPanel({ id, publicUrl, agent }: { id: string; publicUrl: string; agent: boolean }): VNode {
+export function SecretPanel(
+  { id, publicUrl, agent }: { id: string; publicUrl: string; agent: boolean },
+): VNode {
   return (
     <section class="secret card" id={id} hidden data-public-url={publicUrl} tabindex={-1} aria-live="polite">
       <h2 data-slot="title">Your new key</h2>
@@ -145,8 +145,8 @@ function CanReadSummary({ canRead }: { canRead: CanReadLabels }): VNode {
   }
   return (
     <ul class="can-read">
-      {canRead.folders.map((f) => <li class="folder">{f}</li>)}
-      {canRead.documents.map((d) => <li class="doc">{d}</li>)}
+      {canRead.folders.map((f) => <li key={f} class="folder">{f}</li>)}
+      {canRead.documents.map((d) => <li key={d} class="doc">{d}</li>)}
     </ul>
   );
 }
@@ -159,36 +159,37 @@ export function KeysPage(props: KeysPageProps): VNode {
         <div>
           <h1>Agent keys</h1>
           <p class="muted">
-            Each agent key is its own MCP server at <code>{props.publicUrl}/mcp</code>, reading only what you give it.
+            Each agent key is its own MCP server at{" "}
+            <code>{props.publicUrl}/mcp</code>, reading only what you give it.
           </p>
         </div>
       </header>
       <SecretPanel id="secret" publicUrl={props.publicUrl} agent />
-      {props.keys.length === 0
-        ? <p class="empty">No agent keys yet.</p>
-        : (
-          <ul class="key-list">
-            {props.keys.map((k) => (
-              <li class="card key" data-key-name={k.key.name}>
-                <div class="key-head">
-                  <h2><a href={`/keys/${k.key.key_id}`}>{k.key.name}</a></h2>
-                  <code class="masked">{k.masked}</code>
-                </div>
-                {k.key.description && <p class="description">{k.key.description}</p>}
-                <CanReadSummary canRead={k.canRead} />
-                <p class="muted small">
-                  Created <Time iso={k.key.created_at} />
-                  {k.oldValues.map((v) => (
-                    <span class="old-value">
-                      {" · "}old value <code>{v.masked}</code> works until <Time iso={v.expires_at} />
-                    </span>
-                  ))}
-                </p>
-                <a href={`/keys/${k.key.key_id}`} class="button">Edit, roll or delete</a>
-              </li>
-            ))}
-          </ul>
-        )}
+      {props.keys.length === 0 ? <p class="empty">No agent keys yet.</p> : (
+        <ul class="key-list">
+          {props.keys.map((k) => (
+            <li key={k.key.key_id} class="card key" data-key-name={k.key.name}>
+              <div class="key-head">
+                <h2>
+                  <a href={`/keys/${k.key.key_id}`}>{k.key.name}</a>
+                </h2>
+                <code class="masked">{k.masked}</code>
+              </div>
+              {k.key.description && <p class="description">{k.key.description}</p>}
+              <CanReadSummary canRead={k.canRead} />
+              <p class="muted small">
+                Created <Time iso={k.key.created_at} />
+                {k.oldValues.map((v) => (
+                  <span key={v.last4} class="old-value">
+                    · old value <code>{v.masked}</code> works until <Time iso={v.expires_at} />
+                  </span>
+                ))}
+              </p>
+              <a href={`/keys/${k.key.key_id}`} class="button">Edit, roll or delete</a>
+            </li>
+          ))}
+        </ul>
+      )}
       <section class="card" aria-labelledby="create-title">
         <h2 id="create-title">Create an agent key</h2>
         <form id="key-create" data-api="/api/keys" data-method="POST" novalidate>
@@ -232,7 +233,9 @@ export function KeyPage(props: KeyPageProps): VNode {
   const { key } = props.view;
   return (
     <Layout context={props.context} title={key.name} scripts={["keys.js"]}>
-      <p class="crumb"><a href="/keys">Agent keys</a></p>
+      <p class="crumb">
+        <a href="/keys">Agent keys</a>
+      </p>
       <header class="page-head">
         <div>
           <h1>{key.name}</h1>
@@ -240,7 +243,7 @@ export function KeyPage(props: KeyPageProps): VNode {
             <code class="masked">{props.view.masked}</code> · created <Time iso={key.created_at} />
           </p>
           {props.view.oldValues.map((v) => (
-            <p class="muted old-value">
+            <p key={v.last4} class="muted old-value">
               Old value <code>{v.masked}</code> works until <Time iso={v.expires_at} />
             </p>
           ))}
@@ -274,15 +277,21 @@ export function KeyPage(props: KeyPageProps): VNode {
       <section class="card" aria-labelledby="roll-title">
         <h2 id="roll-title">Roll</h2>
         <p>
-          Rolling makes a new value. The name, description and access stay. Choose when the current value stops
-          working, so the apps that use it can move to the new one.
+          Rolling makes a new value. The name, description and access stay. Choose when the current value
+          stops working, so the apps that use it can move to the new one.
         </p>
         <form id="key-roll" data-api={`/api/keys/${key.key_id}/roll`} data-method="POST" novalidate>
           <fieldset class="choices">
             <legend>The current value stops working</legend>
             {GRACES.map((g) => (
-              <label class="check">
-                <input type="radio" name="grace" value={g.value} data-ms={String(g.ms)} checked={g.value === "24h"} />
+              <label key={g.value} class="check">
+                <input
+                  type="radio"
+                  name="grace"
+                  value={g.value}
+                  data-ms={String(g.ms)}
+                  checked={g.value === "24h"}
+                />
                 {g.label}
               </label>
             ))}

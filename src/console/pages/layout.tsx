@@ -48,7 +48,7 @@ export function Layout({ context, title, scripts = [], children }: LayoutProps):
         <link rel="stylesheet" href={asset("console.css")} />
         <link rel="icon" href={asset("favicon.svg")} type="image/svg+xml" />
         <script src={asset("console.js")} defer></script>
-        {scripts.map((name) => <script src={asset(name)} defer></script>)}
+        {scripts.map((name) => <script key={name} src={asset(name)} defer></script>)}
       </head>
       <body>
         <a class="skip" href="#main">Skip to the content</a>
@@ -61,7 +61,7 @@ export function Layout({ context, title, scripts = [], children }: LayoutProps):
             <nav aria-label="Console">
               <ul>
                 {NAV.map((item) => (
-                  <li>
+                  <li key={item.href}>
                     <a
                       href={item.href}
                       aria-current={context.path === item.href || context.path.startsWith(`${item.href}/`)
@@ -98,7 +98,8 @@ export function Alert({ id, children }: { id?: string; children?: ComponentChild
 export function formatSize(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;
   if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(0)} KB`;
-  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+  const mb = bytes / 1024 / 1024;
+  return `${Number.isInteger(mb) ? mb : mb.toFixed(1)} MB`;
 }
 
 /** An ISO time as a short UTC date and time, with the full value in a `<time>` element. */

@@ -1,0 +1,18 @@
+import { openSqliteStore } from "/work/main/events/sqlite_store.ts";
+import { ALL_PROJECTIONS } from "/work/main/projections/all.ts";
+import { openProjector } from "/work/main/projections/projector.ts";
+import { removeDatabase } from "/work/main/projections/replay.ts";
+const dir = "/work/main/bench/data/replay-10000";
+const store = openSqliteStore(`${dir}/events.db`);
+const times = new Map<string, number>();
+const add = (k: string, ms: number) => times.set(k, (times.get(k) ?? 0) + ms);
+const wrapped = ALL_PROJECTIONS.map((p) => ({ ...p, apply(db: any, e: any) { const t = performance.now(); p.apply(db, e); add(`${p.name}.${e.type}`, performance.now() - t); } }));
+let readMs = 0;
+const s2: any = { ...store, head: () => store.head(), readFrom: (p: number, l: number) => { const t = performance.now(); const r = store.readFrom(p, l); readMs += performance.now() - t; return r; } };
+await removeDatabase("/tmp/prof.db");
+const t0 = performance.now();
+const pr = openProjector("/tmp/prof.db", wrapped, { batchSize: 2000 });
+pr.catchUp(s2);
+const total = performance.now() - t0;
+console.log("total", total.toFixed(0), "read", readMs.toFixed(0));
+for (const [k, v] of [...times].sort((a, b) => b[1] - a[1])) console.log(k, v.toFixed(0));

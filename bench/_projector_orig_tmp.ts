@@ -1,0 +1,144 @@
+/**
+ * The projector: applies events from the log to every projection, with each
+ * projection's checkpoint written in the same transaction as its rows.
+ *
+ * @module
+ */
+import { DatabaseSync } from "node:sqlite";
+import type { EventStore } from "../events/store.ts";
+import type { RecordedEvent } from "../events/types.ts";
+import type { Projection } from "../projections/projection.ts";
+
+/** Options of {@linkcode openProjector}. */
+export interface ProjectorOptions {
+  /** Called after each batch with the position reached and the log's head. */
+  onProgress?: (position: number, head: number) => void;
+  /** Events read and applied per transaction. Default 500. */
+  batchSize?: number;
+}
+
+/** Opens the projections database at `path` and creates every projection's tables. */
+export function openProjector(
+  path: string,
+  projections: readonly Projection[],
+  options: ProjectorOptions = {},
+): Projector {
+  return new Projector(path, projections, options);
+}
+
+/** Applies the log to the projections and answers where they stand. */
+export class Projector {
+  /** The projections database; reads go through the projections' queries. */
+  readonly db: DatabaseSync;
+  readonly #projections: readonly Projection[];
+  readonly #options: ProjectorOptions;
+  #checkpoints = new Map<string, number>();
+  #failure: Error | null = null;
+
+  /** Opens the projector; prefer {@linkcode openProjector}. */
+  constructor(path: string, projections: readonly Projection[], options: ProjectorOptions = {}) {
+    this.db = new DatabaseSync(path);
+    this.db.exec("PRAGMA busy_timeout = 10000");
+    this.db.exec("PRAGMA journal_mode = WAL");
+    this.db.exec("PRAGMA synchronous = NORMAL");
+    this.db.exec("PRAGMA foreign_keys = OFF");
+    this.db.exec(
+      "CREATE TABLE IF NOT EXISTS projection_checkpoints (name TEXT PRIMARY KEY, position INTEGER NOT NULL) WITHOUT ROWID",
+    );
+    this.#projections = projections;
+    this.#options = options;
+    this.db.exec("BEGIN");
+    try {
+      for (const projection of projections) projection.init(this.db);
+      this.db.exec("COMMIT");
+    } catch (error) {
+      this.db.exec("ROLLBACK");
+      throw error;
+    }
+    this.#readCheckpoints();
+  }
+
+  /** The lowest checkpoint over all projections: every event up to it is applied everywhere. */
+  get position(): number {
+    let lowest = Infinity;
+    for (const projection of this.#projections) {
+      lowest = Math.min(lowest, this.#checkpoints.get(projection.name) ?? 0);
+    }
+    return lowest === Infinity ? 0 : lowest;
+  }
+
+  /** The error that stopped the projector, if one did. */
+  get failure(): Error | null {
+    return this.#failure;
+  }
+
+  /** Applies every event the store holds past the projections' checkpoints. */
+  catchUp(store: EventStore): number {
+    if (this.#failure) throw this.#failure;
+    const batchSize = this.#options.batchSize ?? 500;
+    this.#readCheckpoints();
+    let applied = 0;
+    const head = store.head().position;
+    for (;;) {
+      const events = store.readFrom(this.position, batchSize);
+      if (events.length === 0) break;
+      this.applyBatch(events);
+      applied += events.length;
+      this.#options.onProgress?.(this.position, Math.max(head, this.position));
+    }
+    return applied;
+  }
+
+  /**
+   * Applies a batch of consecutive events in one transaction. The checkpoints
+   * are read inside the transaction (after taking the write lock), because
+   * another process — a CLI command — may share this projections file and
+   * have applied some of them already.
+   */
+  applyBatch(events: readonly RecordedEvent[]): void {
+    if (events.length === 0) return;
+    const last = events[events.length - 1]!.position;
+    const setCheckpoint = this.db.prepare(
+      "INSERT INTO projection_checkpoints (name, position) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET position = excluded.position",
+    );
+    this.db.exec("BEGIN IMMEDIATE");
+    try {
+      this.#readCheckpoints();
+      for (const projection of this.#projections) {
+        const from = this.#checkpoints.get(projection.name) ?? 0;
+        if (from >= last) continue;
+        const handles = new Set<string>(projection.handles);
+        for (const event of events) {
+          if (event.position <= from) continue;
+          if (handles.has(event.type)) projection.apply(this.db, event);
+        }
+        setCheckpoint.run(projection.name, last);
+      }
+      this.db.exec("COMMIT");
+    } catch (error) {
+      this.db.exec("ROLLBACK");
+      this.#readCheckpoints();
+      const position = events[0]!.position;
+      this.#failure = new Error(
+        `Cannot apply events from ${position}: ${error instanceof Error ? error.message : String(error)}`,
+      );
+      throw this.#failure;
+    }
+    for (const projection of this.#projections) {
+      this.#checkpoints.set(projection.name, Math.max(last, this.#checkpoints.get(projection.name) ?? 0));
+    }
+  }
+
+  /** Reads every checkpoint from the database (another process may have moved them). */
+  #readCheckpoints(): void {
+    const rows = this.db.prepare("SELECT name, position FROM projection_checkpoints").all() as Array<
+      { name: string; position: number }
+    >;
+    for (const row of rows) this.#checkpoints.set(row.name, row.position);
+  }
+
+  /** Closes the database. */
+  close(): void {
+    this.db.close();
+  }
+}

@@ -1,0 +1,163 @@
+/**
+ * Protocol overhead: `tools/list` and audited `list_documents` calls/s on
+ * 127.0.0.1 under load (wrk), each beside a bare `Deno.serve` JSON-RPC echo
+ * of the same response size started here, with p50/p99. Afterwards the log
+ * must hold exactly one `McpCalled` event per answered call.
+ *
+ * Run alone: `deno run -A bench/protocol.ts [--quick]`.
+ *
+ * @module
+ */
+import { createMcpEndpoint } from "../src/mcp/endpoint.ts";
+import { Fixture } from "../test/mcp/_fixture.ts";
+
+/** One load run's figures. */
+export interface LoadFigures {
+  calls_per_s: number;
+  p50_ms: number;
+  p99_ms: number;
+  requests: number;
+  errors: number;
+}
+
+function ms(value: string, unit: string): number {
+  const n = Number(value);
+  return unit === "us" ? n / 1000 : unit === "s" ? n * 1000 : n;
+}
+
+async function wrk(url: string, body: string, headers: Record<string, string>, opts: { seconds: number; connections: number }): Promise<LoadFigures> {
+  const script = await Deno.makeTempFile({ suffix: ".lua" });
+  const lines = [
+    'wrk.method = "POST"',
+    `wrk.body = ${JSON.stringify(body)}`,
+    ...Object.entries({ "Content-Type": "application/json", Accept: "application/json, text/event-stream", ...headers })
+      .map(([k, v]) => `wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`),
+  ];
+  await Deno.writeTextFile(script, lines.join("\n"));
+  try {
+    const output = await new Deno.Command("wrk", {
+      args: ["-t2", `-c${opts.connections}`, `-d${opts.seconds}s`, "--latency", "-s", script, url],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const text = new TextDecoder().decode(output.stdout);
+    if (!output.success) throw new Error(`wrk failed: ${new TextDecoder().decode(output.stderr)}`);
+    const rate = /Requests\/sec:\s+([\d.]+)/.exec(text);
+    const p50 = /\s50%\s+([\d.]+)(us|ms|s)/.exec(text);
+    const p99 = /\s99%\s+([\d.]+)(us|ms|s)/.exec(text);
+    const total = /(\d+) requests in/.exec(text);
+    const errors = /Non-2xx or 3xx responses: (\d+)/.exec(text);
+    if (!rate || !p50 || !p99 || !total) throw new Error(`Cannot read wrk's output: ${text}`);
+    return {
+      calls_per_s: Math.round(Number(rate[1])),
+      p50_ms: Math.round(ms(p50[1]!, p50[2]!) * 1000) / 1000,
+      p99_ms: Math.round(ms(p99[1]!, p99[2]!) * 1000) / 1000,
+      requests: Number(total[1]),
+      errors: errors ? Number(errors[1]) : 0,
+    };
+  } finally {
+    await Deno.remove(script);
+  }
+}
+
+async function wrkInstalled(): Promise<boolean> {
+  try {
+    await new Deno.Command("wrk", { args: ["--version"], stdout: "null", stderr: "null" }).output();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A bare Deno.serve JSON-RPC echo answering with `result` as given, for comparison. */
+function bareEcho(resultJson: string): Deno.HttpServer<Deno.NetAddr> {
+  return Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (request) => {
+    const body = await request.json();
+    return new Response(`{"jsonrpc":"2.0","id":${JSON.stringify(body.id)},"result":${resultJson}}`, {
+      headers: { "content-type": "application/json" },
+    });
+  });
+}
+
+/** Runs the protocol benchmarks and returns their figures. */
+export async function benchProtocol(opts: { quick: boolean }): Promise<Record<string, unknown>> {
+  if (!(await wrkInstalled())) {
+    throw new Error("The protocol benchmark needs wrk: install it with `apt-get install wrk`");
+  }
+  const load = opts.quick ? { seconds: 3, connections: 20 } : { seconds: 10, connections: 50 };
+  const fixture = await Fixture.open();
+  try {
+    const person = await fixture.person("Ava Bennett");
+    const outlooks = await fixture.folder(person, "Energy outlooks");
+    const basic = await fixture.folder(person, "Basic", outlooks);
+    await fixture.document(person, basic, "pptx/markitdown-test-deck-chart-table.pptx");
+    await fixture.document(person, basic, "pptx/apache-performance-tuning-notes.pptx");
+    const { value } = await fixture.agentKey(person, "energy-outlooks", "Energy outlook decks.", {
+      folders: [outlooks],
+      documents: [],
+    });
+    const endpoint = createMcpEndpoint({
+      db: fixture.db,
+      store: fixture.store,
+      settings: { rateLimitPerSecond: 1_000_000, rateLimitBurst: 1_000_000 },
+    });
+    let answeredCalls = 0;
+    const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (request) => {
+      const response = await endpoint(request);
+      if (response.status === 200) answeredCalls++;
+      return response;
+    });
+    const url = `http://127.0.0.1:${server.addr.port}/mcp`;
+    const headers = { Authorization: `Bearer ${value}` };
+    const listBody = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" });
+    const callBody = JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: { name: "list_documents", arguments: {} },
+    });
+    const sample = async (body: string) => {
+      const response = await fetch(url, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body });
+      return JSON.stringify((await response.json()).result);
+    };
+    const toolsResult = await sample(listBody);
+    const listResult = await sample(callBody);
+
+    const sergoTools = await wrk(url, listBody, headers, load);
+    const eventsBefore = fixture.auditEvents().length;
+    answeredCalls = 0;
+    const sergoList = await wrk(url, callBody, headers, load);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const auditEvents = fixture.auditEvents().length - eventsBefore;
+    const answered = answeredCalls;
+    await server.shutdown();
+
+    const bareTools = bareEcho(toolsResult);
+    const bareToolsFigures = await wrk(`http://127.0.0.1:${bareTools.addr.port}/`, listBody, {}, load);
+    await bareTools.shutdown();
+    const bareList = bareEcho(listResult);
+    const bareListFigures = await wrk(`http://127.0.0.1:${bareList.addr.port}/`, callBody, {}, load);
+    await bareList.shutdown();
+
+    const ratio = (a: LoadFigures, b: LoadFigures) => Math.round((a.calls_per_s / b.calls_per_s) * 1000) / 1000;
+    return {
+      load: { ...load, threads: 2, tool: "wrk" },
+      tools_list: { sergo: sergoTools, bare: bareToolsFigures, ratio: ratio(sergoTools, bareToolsFigures), budget: 0.35 },
+      list_documents: {
+        sergo: sergoList,
+        bare: bareListFigures,
+        ratio: ratio(sergoList, bareListFigures),
+        budget: 0.2,
+        answered_calls: answered,
+        audit_events: auditEvents,
+        one_event_per_answered_call: answered === auditEvents,
+      },
+    };
+  } finally {
+    await fixture.dispose();
+  }
+}
+
+if (import.meta.main) {
+  console.log(JSON.stringify(await benchProtocol({ quick: Deno.args.includes("--quick") }), null, 2));
+}

@@ -1,0 +1,167 @@
+// Sergo console, keys: create, edit and roll agent keys and create personal
+// keys through the API; a new value is shown once with the connection
+// snippets; the key name is checked as you type.
+"use strict";
+
+(() => {
+  const Sergo = globalThis.Sergo;
+  const panel = document.getElementById("secret");
+
+  /** The Claude Code command and the mcpServers JSON for a key, as the reference lays them out. */
+  function snippets(name, publicUrl, value) {
+    const url = `${publicUrl}/mcp`;
+    const claude =
+      `claude mcp add --transport http ${name} ${url} \\\n  --header "Authorization: Bearer ${value}"`;
+    const json = JSON.stringify(
+      { mcpServers: { [name]: { type: "http", url, headers: { Authorization: `Bearer ${value}` } } } },
+      null,
+      2,
+    );
+    return { claude, json };
+  }
+
+  function slot(name) {
+    return panel.querySelector(`[data-slot="${name}"]`);
+  }
+
+  /** Shows a new secret once, with the snippets for an agent key. */
+  function showSecret({ title, value, name, note }) {
+    slot("title").textContent = title;
+    slot("value").textContent = value;
+    if (name && slot("claude")) {
+      const s = snippets(name, panel.dataset.publicUrl, value);
+      slot("claude").textContent = s.claude;
+      slot("json").textContent = s.json;
+    }
+    slot("note").textContent = note ?? "";
+    slot("note").hidden = !note;
+    panel.hidden = false;
+    panel.focus();
+    panel.scrollIntoView({ block: "start" });
+  }
+
+  if (panel) {
+    panel.addEventListener("click", async (event) => {
+      const button = event.target.closest("[data-copy]");
+      if (!button) return;
+      const text = slot(button.dataset.copy).textContent;
+      try {
+        await navigator.clipboard.writeText(text);
+        slot("copied").textContent = `${
+          button.textContent.replace("Copy ", "").replace(/^./, (c) => c.toUpperCase())
+        } copied.`;
+      } catch {
+        const range = document.createRange();
+        range.selectNodeContents(slot(button.dataset.copy));
+        getSelection().removeAllRanges();
+        getSelection().addRange(range);
+        slot("copied").textContent = "Selected — press Ctrl+C (or ⌘C) to copy.";
+      }
+    });
+  }
+
+  // The key name, checked as you type.
+  for (const field of document.querySelectorAll('[data-rule="key-name"]')) {
+    const out = document.getElementById(field.getAttribute("aria-describedby").split(" ")[1]);
+    const check = () => {
+      if (field.value === "") {
+        out.textContent = "";
+        out.className = "field-check";
+        field.removeAttribute("aria-invalid");
+        return;
+      }
+      const message = Sergo.rules["key-name"](field.value);
+      out.textContent = message ?? `“${field.value}” is a good name.`;
+      out.className = `field-check ${message ? "bad" : "good"}`;
+      if (message) field.setAttribute("aria-invalid", "true");
+      else field.removeAttribute("aria-invalid");
+    };
+    field.addEventListener("input", check);
+    check();
+  }
+
+  function keyBody(form) {
+    const checked = (name) =>
+      [...form.querySelectorAll(`input[name="${name}"]:checked`)].map((box) => box.value);
+    return {
+      name: form.elements.name.value,
+      description: form.elements.description.value,
+      can_read: { folders: checked("folders"), documents: checked("documents") },
+    };
+  }
+
+  function bind(id, run) {
+    const form = document.getElementById(id);
+    if (!form) return;
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      Sergo.showError(form, null);
+      const broken = Sergo.checkRules(form);
+      if (broken) return Sergo.showError(form, broken);
+      const button = form.querySelector('button[type="submit"]');
+      button.disabled = true;
+      try {
+        await run(form);
+      } catch (error) {
+        Sergo.showError(form, error.message);
+      } finally {
+        button.disabled = false;
+      }
+    });
+  }
+
+  bind("key-create", async (form) => {
+    const key = await Sergo.api("POST", form.dataset.api, keyBody(form));
+    form.closest("section").hidden = true;
+    showSecret({ title: `Your new key “${key.name}”`, value: key.value, name: key.name });
+  });
+
+  bind("key-edit", async (form) => {
+    const key = await Sergo.api("PATCH", form.dataset.api, keyBody(form));
+    const saved = form.querySelector('[data-slot="saved"]');
+    saved.textContent = "Saved. Apps see the new settings in the MCP server's next answers.";
+    saved.hidden = false;
+    if (key.name !== form.dataset.currentName) {
+      form.dataset.currentName = key.name;
+      document.querySelector("h1").textContent = key.name;
+    }
+  });
+
+  // Roll: say until when the current value works, for the chosen grace time.
+  const roll = document.getElementById("key-roll");
+  if (roll) {
+    const until = document.getElementById("roll-until");
+    const update = () => {
+      const choice = roll.querySelector('input[name="grace"]:checked');
+      const ms = Number(choice?.dataset.ms ?? 0);
+      until.textContent = ms === 0
+        ? "The current value stops working as soon as you roll."
+        : `The current value keeps working until about ${new Date(Date.now() + ms).toLocaleString()}.`;
+    };
+    roll.addEventListener("change", update);
+    update();
+  }
+
+  bind("key-roll", async (form) => {
+    const grace = form.querySelector('input[name="grace"]:checked')?.value;
+    if (!grace) throw new Error("Choose when the current value stops working.");
+    const name = document.getElementById("key-edit")?.dataset.currentName;
+    const rolled = await Sergo.api("POST", form.dataset.api, { grace });
+    const until = new Date(rolled.old_value_works_until);
+    const note = grace === "now"
+      ? "The old value has stopped working."
+      : `The old value keeps working until ${until.toLocaleString()} (${rolled.old_value_works_until}).`;
+    showSecret({
+      title: `The new value of “${rolled.name ?? name}”`,
+      value: rolled.value,
+      name: rolled.name ?? name,
+      note,
+    });
+  });
+
+  bind("personal-key-create", async (form) => {
+    const key = await Sergo.api("POST", form.dataset.api, {});
+    form.hidden = true;
+    showSecret({ title: "Your new personal key", value: key.value });
+  });
+})();

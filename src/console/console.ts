@@ -1,0 +1,261 @@
+/**
+ * The console: the web pages where people manage their documents, keys and
+ * the audit. Pages are rendered on the server from the projections; small
+ * client scripts call the REST API for changes.
+ *
+ * @module
+ */
+import type { VNode } from "preact";
+import { renderToString } from "preact-render-to-string";
+import { getPages, listDocuments, listFolders, rootLabel } from "../../projections/catalogue.ts";
+import { listAgentKeys, personalKeys } from "../../projections/key_scopes.ts";
+import { readCookie } from "../auth/api_auth.ts";
+import { maskKey } from "../auth/key_format.ts";
+import { DomainError } from "../domain/errors.ts";
+import { requireDocument } from "../domain/documents.ts";
+import { requireFolder } from "../domain/folders.ts";
+import { requireAgentKey } from "../domain/keys.ts";
+import { CSRF_COOKIE, type Services } from "../services.ts";
+import { type Assets, loadAssets } from "./assets.ts";
+import { auditPageData } from "./audit_data.ts";
+import { documentFolders, keyView, pickableDocuments } from "./page_data.ts";
+import { AuditPage } from "./pages/audit_page.tsx";
+import { DocumentPage } from "./pages/document_page.tsx";
+import { DocumentsPage } from "./pages/documents_page.tsx";
+import { KeyPage, KeysPage } from "./pages/keys_page.tsx";
+import type { PageContext } from "./pages/layout.tsx";
+import { NotFoundPage } from "./pages/not_found_page.tsx";
+import { PersonalKeysPage } from "./pages/personal_keys_page.tsx";
+import { SignInPage } from "./pages/sign_in_page.tsx";
+import { csrfCookie, csrfToken, currentSession, isSecure, pageHeaders, publicUrl } from "./session.ts";
+import { safeNext, signIn, signOut } from "./sign_in.ts";
+import { SignInThrottle } from "./sign_in_throttle.ts";
+
+/** The console's request handler. */
+export type ConsoleHandler = (request: Request, info?: Deno.ServeHandlerInfo) => Promise<Response>;
+
+/** Options of {@linkcode createConsole}. */
+export interface ConsoleOptions {
+  /** The sign-in throttle; tests pass one with short waits. */
+  throttle?: SignInThrottle;
+}
+
+const DOCUMENTS_PER_PAGE = 200;
+const MAX_FORM_BYTES = 16 * 1024;
+
+/**
+ * Builds the console over the server's services. It answers `/`, the sign-in
+ * and sign-out routes, the pages and `/console/assets/…`; any other path gets
+ * a bare 404 so the server can answer its JSON 404.
+ *
+ * @example
+ * ```ts
+ * services.console = createConsole(services);
+ * ```
+ */
+export function createConsole(services: Services, options: ConsoleOptions = {}): ConsoleHandler {
+  const throttle = options.throttle ?? new SignInThrottle();
+  let assets: Promise<Assets> | null = null;
+  return async (request, info) => {
+    const url = new URL(request.url);
+    const path = url.pathname;
+    const loaded = await (assets ??= loadAssets());
+    if (path.startsWith("/console/assets/")) {
+      if (request.method !== "GET" && request.method !== "HEAD") return notHere();
+      return loaded.serve(path.slice("/console/assets/".length)) ?? notHere();
+    }
+    const csrf = csrfToken(request);
+    const secure = isSecure(services, request);
+    const render = (page: VNode, status = 200, extra: Record<string, string> = {}): Response => {
+      const headers = pageHeaders("text/html; charset=utf-8");
+      if (csrf.fresh) headers.append("set-cookie", csrfCookie(csrf.token, secure));
+      for (const [name, value] of Object.entries(extra)) headers.append(name, value);
+      return new Response(`<!doctype html>${renderToString(page)}`, { status, headers });
+    };
+    const redirect = (location: string, cookies: string[] = []): Response => {
+      const headers = pageHeaders("text/plain; charset=utf-8");
+      headers.set("location", location);
+      for (const cookie of cookies) headers.append("set-cookie", cookie);
+      return new Response(null, { status: 303, headers });
+    };
+
+    if (path === "/sign-in" || path === "/sign-out") {
+      if (path === "/sign-in" && request.method === "GET") {
+        if (currentSession(services, request)) return redirect(safeNext(url.searchParams.get("next") ?? ""));
+        const context = pageContext(csrf.token, null, path, loaded.version);
+        const notice = url.searchParams.get("signed-out") === "1" ? "You are signed out." : undefined;
+        return render(SignInPage({ context, notice, next: url.searchParams.get("next") ?? undefined }));
+      }
+      if (request.method !== "POST") return methodNotAllowed();
+      const form = await readForm(request);
+      const sameOrigin = checkOrigin(services, request);
+      const tokenOk = !csrf.fresh && form.get("csrf") === readCookie(request, CSRF_COOKIE);
+      const context = pageContext(csrf.token, null, "/sign-in", loaded.version);
+      if (!sameOrigin || !tokenOk || form.tooLarge) {
+        if (path === "/sign-out") return redirect("/sign-in");
+        return render(
+          SignInPage({ context, email: form.get("email"), error: "This form has expired — try again." }),
+          403,
+        );
+      }
+      if (path === "/sign-out") return redirect("/sign-in?signed-out=1", [await signOut(services, request)]);
+      const result = await signIn(services, {
+        email: form.get("email"),
+        password: form.get("password"),
+        next: form.get("next"),
+      }, { address: clientAddress(info), secure, throttle });
+      if (result.ok) return redirect(result.next, [result.cookie]);
+      const next = form.get("next") || undefined;
+      return render(SignInPage({ context, email: result.email, error: result.message, next }), result.status);
+    }
+
+    const pages = ["/", "/documents", "/keys", "/personal-keys", "/audit"];
+    const known = pages.includes(path) || /^\/(documents|keys)\/[A-Za-z0-9_-]{1,64}$/.test(path);
+    if (!known) return notHere();
+    if (request.method !== "GET" && request.method !== "HEAD") return methodNotAllowed();
+    const session = currentSession(services, request);
+    if (!session) {
+      return redirect(path === "/" ? "/sign-in" : `/sign-in?next=${encodeURIComponent(path + url.search)}`);
+    }
+    if (path === "/") return redirect("/documents");
+    const person = session.person;
+    const context = pageContext(csrf.token, person, path, loaded.version);
+    const db = services.app.db;
+    const root = rootLabel(person.name);
+    try {
+      if (path === "/documents") {
+        const folderId = url.searchParams.get("folder");
+        const current = folderId ? requireFolder(db, person.person_id, folderId) : null;
+        const folders = listFolders(db, person.person_id);
+        const scope = {
+          personId: person.person_id,
+          folderIds: current ? documentFolders(db, current.folder_id) : null,
+          documentIds: [],
+        };
+        const { total, items } = listDocuments(db, scope, { limit: DOCUMENTS_PER_PAGE, offset: 0 });
+        return render(DocumentsPage({
+          context,
+          rootLabel: root,
+          folders,
+          current,
+          documents: items,
+          total,
+          folderPaths: new Map(folders.map((f) => [f.folder_id, `${root}/${f.path}`])),
+          maxUploadBytes: services.config.maxUploadBytes,
+        }));
+      }
+      if (path.startsWith("/documents/")) {
+        const doc = requireDocument(db, person.person_id, path.slice("/documents/".length));
+        const folders = listFolders(db, person.person_id);
+        const folder = folders.find((f) => f.folder_id === doc.folder_id);
+        const pictures = doc.type === "pdf" || doc.pdf_copy_status === "made";
+        return render(DocumentPage({
+          context,
+          doc,
+          folderLabel: folder ? `${root}/${folder.path}` : root,
+          folderHref: folder ? `/documents?folder=${encodeURIComponent(folder.folder_id)}` : "/documents",
+          folders,
+          rootLabel: root,
+          pages: getPages(db, doc.document_id, 1, Number.MAX_SAFE_INTEGER),
+          pictures,
+          noPictures: doc.pdf_copy_status === "pending"
+            ? "The PDF copy is being made — the page pictures appear when it is ready."
+            : doc.type === "txt" || doc.type === "md"
+            ? "Text files have no page pictures."
+            : "Page pictures come from a PDF copy — use “Make a PDF copy” to get them.",
+        }));
+      }
+      if (path === "/keys" || path.startsWith("/keys/")) {
+        const folders = listFolders(db, person.person_id);
+        const documents = pickableDocuments(db, person.person_id);
+        const base = publicUrl(services, request);
+        if (path === "/keys") {
+          const keys = listAgentKeys(db, person.person_id).map((k) => keyView(services, k, root));
+          return render(KeysPage({ context, keys, folders, documents, rootLabel: root, publicUrl: base }));
+        }
+        const key = requireAgentKey(db, person.person_id, path.slice("/keys/".length));
+        return render(KeyPage({
+          context,
+          view: keyView(services, key, root),
+          folders,
+          documents,
+          rootLabel: root,
+          publicUrl: base,
+        }));
+      }
+      if (path === "/personal-keys") {
+        const keys = personalKeys(db, person.person_id).map((k) => ({
+          id: k.key_id,
+          masked: maskKey("personal", k.last4),
+          created: k.created_at,
+        }));
+        return render(PersonalKeysPage({ context, keys, publicUrl: publicUrl(services, request) }));
+      }
+      if (path === "/audit") {
+        return render(AuditPage({ context, ...auditPageData(db, person.person_id, url) }));
+      }
+    } catch (error) {
+      if (!(error instanceof DomainError) || error.code !== "not_found") throw error;
+      const back = path.startsWith("/keys") ? "/keys" : "/documents";
+      return render(NotFoundPage({ context, message: error.message, back }), 404);
+    }
+    return notHere();
+  };
+}
+
+function pageContext(
+  csrf: string,
+  person: PageContext["person"],
+  path: string,
+  assetVersion: string,
+): PageContext {
+  return { csrf, person: person && { name: person.name, email: person.email }, path, assetVersion };
+}
+
+/** A bare 404: the server then answers its JSON 404. */
+function notHere(): Response {
+  return new Response(null, { status: 404 });
+}
+
+function methodNotAllowed(): Response {
+  return new Response("Method not allowed", {
+    status: 405,
+    headers: { allow: "GET", "content-type": "text/plain" },
+  });
+}
+
+function clientAddress(info: Deno.ServeHandlerInfo | undefined): string {
+  const addr = info?.remoteAddr;
+  return addr && "hostname" in addr ? addr.hostname : "unknown";
+}
+
+/** Whether a form post comes from this server's pages (Origin, when the browser sends it). */
+function checkOrigin(services: Services, request: Request): boolean {
+  const origin = request.headers.get("origin");
+  if (origin === null || origin === "null") return origin === null;
+  const own = new URL(request.url).origin;
+  const configured = services.config.publicUrl ? new URL(services.config.publicUrl).origin : null;
+  return origin === own || origin === configured;
+}
+
+/** A small urlencoded form, read with a size limit. */
+async function readForm(request: Request): Promise<{ get(name: string): string; tooLarge: boolean }> {
+  const type = request.headers.get("content-type") ?? "";
+  let text = "";
+  let tooLarge = false;
+  if (type.startsWith("application/x-www-form-urlencoded") && request.body) {
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    for await (const chunk of request.body) {
+      size += chunk.byteLength;
+      if (size > MAX_FORM_BYTES) {
+        tooLarge = true;
+        break;
+      }
+      chunks.push(chunk);
+    }
+    if (!tooLarge) text = new TextDecoder().decode(await new Blob(chunks as BlobPart[]).arrayBuffer());
+  }
+  const params = new URLSearchParams(text);
+  return { get: (name) => params.get(name) ?? "", tooLarge };
+}

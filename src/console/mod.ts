@@ -1,0 +1,7 @@
+/**
+ * The console: the web pages where people manage documents, keys and the
+ * audit, served by `serve` at `/`.
+ *
+ * @module
+ */
+export { type ConsoleHandler, type ConsoleOptions, createConsole } from "./console.ts";

@@ -1,0 +1,26 @@
+/** @jsxImportSource preact */
+/**
+ * The console's "not found" page, for a document or key that does not exist
+ * (or belongs to someone else, which looks the same).
+ *
+ * @module
+ */
+import type { VNode } from "preact";
+import { Layout, type PageContext } from "./layout.tsx";
+
+/** The not-found page with one sentence and a way back. */
+export function NotFoundPage(
+  { context, message, back }: { context: PageContext; message: string; back: string },
+): VNode {
+  return (
+    <Layout context={context} title="Not found">
+      <section class="card narrow">
+        <h1>Not found</h1>
+        <p>{message}</p>
+        <p>
+          <a href={back} class="button">Go back</a>
+        </p>
+      </section>
+    </Layout>
+  );
+}

@@ -1,0 +1,70 @@
+/**
+ * A whole Sergo server for the console's end-to-end test: the real `serve`
+ * (workers, MCP, API) on port 0 over a fresh data directory, with a person
+ * who has a console password.
+ *
+ * @module
+ */
+import { loadConfig } from "../../src/config.ts";
+import { startServer } from "../../src/cli/serve.ts";
+import { createApi } from "../../src/http/api.ts";
+import { createHandler } from "../../src/http/server.ts";
+import { createMcpEndpoint } from "../../src/mcp/endpoint.ts";
+import { addPerson, setPasswordHash } from "../../src/domain/people.ts";
+import { hashPassword } from "../../src/auth/passwords.ts";
+import type { RunningServer } from "../../src/cli/serve.ts";
+import { createConsole } from "../../src/console/mod.ts";
+import { SignInThrottle } from "../../src/console/sign_in_throttle.ts";
+
+/** A running server for the console test. */
+export interface ConsoleServer extends AsyncDisposable {
+  /** The URL the browser uses. */
+  url: string;
+  running: RunningServer;
+  dir: string;
+  email: string;
+  password: string;
+}
+
+/** Starts the server and adds Ava Bennett with a password. */
+export async function startConsoleServer(): Promise<ConsoleServer> {
+  const dir = await Deno.makeTempDir({ prefix: "sergo-e2e-" });
+  const config = { ...loadConfig(["--data", dir, "--port", "0"]) };
+  const running = await startServer(config, { quiet: true });
+  const email = "ava@example.com";
+  const password = "correct horse battery staple";
+  const person = await addPerson(running.app, { name: "Ava Bennett", email });
+  await setPasswordHash(running.app, person.person_id, await hashPassword(password));
+  // Until `serve` mounts the console itself, serve the same services with it on a second port.
+  let url = running.url;
+  let front: Deno.HttpServer | null = null;
+  const throttle = new SignInThrottle({ freeFailures: 3, firstWaitMs: 2000 });
+  if (!running.services.console) {
+    const handler = createHandler({
+      app: running.app,
+      mcp: createMcpEndpoint(running.services.mcpDeps),
+      api: createApi(running.services),
+      console: createConsole(running.services, { throttle }),
+      health: running.services.health,
+    });
+    const { promise, resolve } = Promise.withResolvers<Deno.NetAddr>();
+    front = Deno.serve(
+      { hostname: "127.0.0.1", port: 0, onListen: (addr) => resolve(addr as Deno.NetAddr) },
+      handler,
+    );
+    const addr = await promise;
+    url = `http://127.0.0.1:${addr.port}`;
+  }
+  return {
+    url,
+    running,
+    dir,
+    email,
+    password,
+    async [Symbol.asyncDispose]() {
+      await front?.shutdown();
+      await running.stop();
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+    },
+  };
+}

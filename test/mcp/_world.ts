@@ -1,0 +1,58 @@
+/**
+ * The data set most MCP tests share: Ava's decks and paper, Bob's file, and
+ * keys with different scopes.
+ *
+ * @module
+ */
+import { Fixture } from "./_fixture.ts";
+
+/** Ids and key values of the shared data set. */
+export interface World {
+  fixture: Fixture;
+  ava: string;
+  folders: { decks: string; decksBasic: string; papers: string; papersBasic: string };
+  docs: { apache: string; aascu: string; markitdown: string; tracemonkey: string; pending: string; bobs: string };
+  keys: { all: string; decks: string; single: string; empty: string };
+  keyIds: { all: string; decks: string; single: string; empty: string };
+}
+
+/** Builds the shared data set in a fresh fixture. */
+export async function buildWorld(): Promise<World> {
+  const fixture = await Fixture.open();
+  const ava = await fixture.person("Ava Bennett");
+  const bob = await fixture.person("Bob Stone");
+  const decks = await fixture.folder(ava, "Decks");
+  const decksBasic = await fixture.folder(ava, "Basic", decks);
+  const papers = await fixture.folder(ava, "Papers");
+  const papersBasic = await fixture.folder(ava, "Basic", papers);
+  const bobFolder = await fixture.folder(bob, "Decks");
+  const tracemonkey = await fixture.document(ava, papers, "pdf/tracemonkey-pldi-paper.pdf");
+  const markitdown = await fixture.document(ava, papersBasic, "pptx/markitdown-test-deck-chart-table.pptx");
+  const aascu = await fixture.document(ava, decksBasic, "pptx/aascu-birth-to-career-equity-charts.pptx", {
+    pdfCopy: "none",
+  });
+  const apache = await fixture.document(ava, decksBasic, "pptx/apache-performance-tuning-notes.pptx");
+  const pending = await fixture.document(ava, decks, "pptx/markitdown-test-deck-chart-table.pptx", {
+    name: "not-yet-read.pptx",
+    processed: false,
+  });
+  const bobs = await fixture.document(bob, bobFolder, "pptx/apache-performance-tuning-notes.pptx");
+  const all = await fixture.agentKey(ava, "everything", "Ava's decks and papers.", {
+    folders: [decks, papers],
+    documents: [],
+  });
+  const decksKey = await fixture.agentKey(ava, "decks", "Slide decks.", { folders: [decks], documents: [] });
+  const single = await fixture.agentKey(ava, "one-paper", "The TraceMonkey paper.", {
+    folders: [],
+    documents: [tracemonkey],
+  });
+  const empty = await fixture.agentKey(ava, "nothing", "", { folders: [], documents: [] });
+  return {
+    fixture,
+    ava,
+    folders: { decks, decksBasic, papers, papersBasic },
+    docs: { apache, aascu, markitdown, tracemonkey, pending, bobs },
+    keys: { all: all.value, decks: decksKey.value, single: single.value, empty: empty.value },
+    keyIds: { all: all.keyId, decks: decksKey.keyId, single: single.keyId, empty: empty.keyId },
+  };
+}

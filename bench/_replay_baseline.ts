@@ -76,13 +76,16 @@ class RawWriter {
     const sql = {
       person: "INSERT INTO cat_people (person_id, name, email) VALUES (?, ?, ?)",
       folder: "INSERT INTO cat_folders (folder_id, person_id, parent_id, name, path) VALUES (?, ?, ?, ?, ?)",
-      document: `INSERT INTO cat_documents (document_id, person_id, folder_id, name, type, size, sha256, preset,
+      document:
+        `INSERT INTO cat_documents (document_id, person_id, folder_id, name, type, size, sha256, preset,
           uploaded_at, uploaded_position, status, pdf_copy_status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      started: `UPDATE cat_documents SET status = 'processing', preset = ?, failure_reason = NULL, processing_worker = ?,
+      started:
+        `UPDATE cat_documents SET status = 'processing', preset = ?, failure_reason = NULL, processing_worker = ?,
           processing_lease_until = ? WHERE document_id = ?`,
       page: "INSERT INTO cat_pages (document_id, page, text, marked, image_only) VALUES (?, ?, ?, ?, ?)",
       chunk: "INSERT INTO cat_chunks (document_id, ord, page, section, text) VALUES (?, ?, ?, ?, ?)",
-      processed: `UPDATE cat_documents SET status = 'searchable', failure_reason = NULL, preset = ?, page_count = ?,
+      processed:
+        `UPDATE cat_documents SET status = 'searchable', failure_reason = NULL, preset = ?, page_count = ?,
           pages_estimated = ?, pages_to_view = ?, image_only_pages = ? WHERE document_id = ?`,
       keyAgent:
         "INSERT INTO key_agents (key_id, person_id, name, description, can_read, created_at) VALUES (?, ?, ?, ?, ?, ?)",
@@ -90,11 +93,14 @@ class RawWriter {
         "INSERT INTO key_values (hash, kind, id, person_id, last4, expires_at, current) VALUES (?, ?, ?, ?, ?, ?, 1)",
       searchDocument:
         "INSERT INTO search_documents (document_id, person_id, folder_id, name, type) VALUES (?, ?, ?, ?, ?)",
-      passage: `INSERT INTO search_passages (document_id, person_id, folder_id, page, chunk, section, marked, text, notes)
+      passage:
+        `INSERT INTO search_passages (document_id, person_id, folder_id, page, chunk, section, marked, text, notes)
           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       fts: "INSERT INTO search_fts (rowid, body, section, notes, scope) VALUES (?, ?, ?, ?, ?)",
-      searchProcessed: "UPDATE search_documents SET pages_estimated = ?, image_only_pages = ? WHERE document_id = ?",
-      entry: `INSERT INTO audit_entries (position, hash, time, time_utc, person_id, actor, actor_kind, key_id, key_name,
+      searchProcessed:
+        "UPDATE search_documents SET pages_estimated = ?, image_only_pages = ? WHERE document_id = ?",
+      entry:
+        `INSERT INTO audit_entries (position, hash, time, time_utc, person_id, actor, actor_kind, key_id, key_name,
           masked_key, end_user, action, details, type, stream) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       auditPerson: "INSERT INTO audit_people (person_id, name) VALUES (?, ?)",
       auditFolder: "INSERT INTO audit_folders (folder_id, person_id, parent_id, name) VALUES (?, ?, ?, ?)",
@@ -145,7 +151,12 @@ class RawWriter {
         const d = event.data;
         const parent = d.parent_id === null ? null : this.#folders.get(d.parent_id);
         const path = parent ? `${parent.path}/${d.name}` : d.name;
-        this.#folders.set(d.folder_id, { person_id: d.person_id, parent_id: d.parent_id, name: d.name, path });
+        this.#folders.set(d.folder_id, {
+          person_id: d.person_id,
+          parent_id: d.parent_id,
+          name: d.name,
+          path,
+        });
         s.folder!.run(d.folder_id, d.person_id, d.parent_id, d.name, path);
         s.auditFolder!.run(d.folder_id, d.person_id, d.parent_id, d.name);
         entry(d.person_id, "folder created", { folder_id: d.folder_id, folder: path }, this.#actor(event));
@@ -153,7 +164,14 @@ class RawWriter {
       }
       case "AgentKeyCreated": {
         const d = event.data;
-        s.keyAgent!.run(d.key_id, d.person_id, d.name, d.description, JSON.stringify(d.can_read), event.metadata.time);
+        s.keyAgent!.run(
+          d.key_id,
+          d.person_id,
+          d.name,
+          d.description,
+          JSON.stringify(d.can_read),
+          event.metadata.time,
+        );
         s.keyValue!.run(d.key_hash, "agent", d.key_id, d.person_id, d.last4, null);
         s.auditKey!.run(d.key_id, d.person_id, d.name, d.last4);
         s.auditKeyName!.run(d.person_id, d.name, d.key_id);
@@ -177,7 +195,12 @@ class RawWriter {
       }
       case "DocumentUploaded": {
         const d = event.data;
-        this.#docs.set(d.document_id, { person_id: d.person_id, folder_id: d.folder_id, name: d.name, processed: false });
+        this.#docs.set(d.document_id, {
+          person_id: d.person_id,
+          folder_id: d.folder_id,
+          name: d.name,
+          processed: false,
+        });
         s.document!.run(
           d.document_id,
           d.person_id,
@@ -220,12 +243,16 @@ class RawWriter {
       case "DocumentProcessed": {
         const d = event.data;
         const doc = this.#doc(d.document_id);
-        if (doc.processed) throw new Error(`Cannot write "${d.document_id}" twice: the raw baseline never replaces rows`);
+        if (doc.processed) {
+          throw new Error(`Cannot write "${d.document_id}" twice: the raw baseline never replaces rows`);
+        }
         doc.processed = true;
         let ord = 0;
         for (const page of d.pages) {
           s.page!.run(d.document_id, page.page, page.text, page.marked ? 1 : 0, page.image_only ? 1 : 0);
-          for (const chunk of page.chunks ?? []) s.chunk!.run(d.document_id, ord++, page.page, chunk.section, chunk.text);
+          for (const chunk of page.chunks ?? []) {
+            s.chunk!.run(d.document_id, ord++, page.page, chunk.section, chunk.text);
+          }
         }
         const marked = d.pages.filter((p) => p.marked).map((p) => p.page).sort((a, b) => a - b);
         const imageOnly = d.pages.filter((p) => p.image_only).map((p) => p.page).sort((a, b) => a - b);
@@ -287,7 +314,9 @@ class RawWriter {
         return;
       }
       default:
-        throw new Error(`Cannot write "${event.type}" at ${event.position}: the raw baseline does not know it`);
+        throw new Error(
+          `Cannot write "${event.type}" at ${event.position}: the raw baseline does not know it`,
+        );
     }
   }
 

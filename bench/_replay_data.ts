@@ -120,7 +120,9 @@ export async function ensureReplayData(pages: number, audits: number): Promise<R
     const type = kind === "pdf" ? "pdf" : kind === "pptx" ? "pptx" : kind === "docx" ? "docx" : "txt";
     const processed = variedPages(source, round, count, type === "docx");
     const estimated = type === "docx" || type === "txt";
-    const name = round === 0 ? baseName(source.file) : baseName(source.file).replace(/(\.\w+)$/, ` (${round})$1`);
+    const name = round === 0
+      ? baseName(source.file)
+      : baseName(source.file).replace(/(\.\w+)$/, ` (${round})$1`);
     append(`document-${documentId}`, [
       {
         type: "DocumentUploaded",
@@ -240,7 +242,9 @@ class AuditMaker {
     const words = new Set<string>();
     for (const file of corpus) {
       for (const page of file.pages.slice(0, 5)) {
-        for (const word of page.match(/\p{L}{4,}/gu) ?? []) if (words.size < 5000) words.add(word.toLowerCase());
+        for (const word of page.match(/\p{L}{4,}/gu) ?? []) {
+          if (words.size < 5000) words.add(word.toLowerCase());
+        }
       }
     }
     this.#words = [...words];

@@ -50,7 +50,9 @@ export function ratioRow(input: {
     sergo: input.sergo,
     baseline: input.baseline,
     ratio: input.ratio,
-    budget: input.budget ? `${input.budget.op} ${input.budget.value}${input.budget.unit ? ` ${input.budget.unit}` : ""}` : "",
+    budget: input.budget
+      ? `${input.budget.op} ${input.budget.value}${input.budget.unit ? ` ${input.budget.unit}` : ""}`
+      : "",
     pass,
     ...(input.note ? { note: input.note } : {}),
   };

@@ -25,12 +25,21 @@ function ms(value: string, unit: string): number {
   return unit === "us" ? n / 1000 : unit === "s" ? n * 1000 : n;
 }
 
-async function wrk(url: string, body: string, headers: Record<string, string>, opts: { seconds: number; connections: number }): Promise<LoadFigures> {
+async function wrk(
+  url: string,
+  body: string,
+  headers: Record<string, string>,
+  opts: { seconds: number; connections: number },
+): Promise<LoadFigures> {
   const script = await Deno.makeTempFile({ suffix: ".lua" });
   const lines = [
     'wrk.method = "POST"',
     `wrk.body = ${JSON.stringify(body)}`,
-    ...Object.entries({ "Content-Type": "application/json", Accept: "application/json, text/event-stream", ...headers })
+    ...Object.entries({
+      "Content-Type": "application/json",
+      Accept: "application/json, text/event-stream",
+      ...headers,
+    })
       .map(([k, v]) => `wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`),
   ];
   await Deno.writeTextFile(script, lines.join("\n"));
@@ -117,7 +126,11 @@ export async function benchProtocol(opts: { quick: boolean }): Promise<Record<st
       params: { name: "list_documents", arguments: {} },
     });
     const sample = async (body: string) => {
-      const response = await fetch(url, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body });
+      const response = await fetch(url, {
+        method: "POST",
+        headers: { ...headers, "content-type": "application/json" },
+        body,
+      });
       return JSON.stringify((await response.json()).result);
     };
     const toolsResult = await sample(listBody);
@@ -139,10 +152,16 @@ export async function benchProtocol(opts: { quick: boolean }): Promise<Record<st
     const bareListFigures = await wrk(`http://127.0.0.1:${bareList.addr.port}/`, callBody, {}, load);
     await bareList.shutdown();
 
-    const ratio = (a: LoadFigures, b: LoadFigures) => Math.round((a.calls_per_s / b.calls_per_s) * 1000) / 1000;
+    const ratio = (a: LoadFigures, b: LoadFigures) =>
+      Math.round((a.calls_per_s / b.calls_per_s) * 1000) / 1000;
     return {
       load: { ...load, threads: 2, tool: "wrk" },
-      tools_list: { sergo: sergoTools, bare: bareToolsFigures, ratio: ratio(sergoTools, bareToolsFigures), budget: 0.35 },
+      tools_list: {
+        sergo: sergoTools,
+        bare: bareToolsFigures,
+        ratio: ratio(sergoTools, bareToolsFigures),
+        budget: 0.35,
+      },
       list_documents: {
         sergo: sergoList,
         bare: bareListFigures,

@@ -141,11 +141,14 @@ function collectRows(replayed: string, data: ReplayData): TableRows[] {
          AND name <> 'projection_checkpoints' ORDER BY rowid`,
     ).all() as Array<{ name: string; sql: string }>)
       .filter((table) => !/^CREATE VIRTUAL/i.test(table.sql))
-      .filter((table) => !/_(data|idx|docsize|config|content)$/.test(table.name) || !isShadow(db, table.name));
+      .filter((table) =>
+        !/_(data|idx|docsize|config|content)$/.test(table.name) || !isShadow(db, table.name)
+      );
     const out: TableRows[] = [];
     for (const { name } of tables) {
-      const columns = (db.prepare("SELECT name FROM pragma_table_info(?)").all(name) as Array<{ name: string }>)
-        .map((column) => column.name);
+      const columns =
+        (db.prepare("SELECT name FROM pragma_table_info(?)").all(name) as Array<{ name: string }>)
+          .map((column) => column.name);
       const batches = new Map<number, SQLInputValue[][]>();
       // Text goes through a blob: node:sqlite cuts text read back at a NUL character, and some pages have one.
       const select = columns.map((c, i) =>

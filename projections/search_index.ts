@@ -225,10 +225,8 @@ export function searchPassages(db: DatabaseSync, options: SearchOptions): Search
     return [];
   }
   const scope = scopeFilter(options);
-  if (scopeSize(db, options) <= SMALL_SCOPE) {
-    const match = `(${scopeTokens(options).map(quoteTerm).join(" OR ")}) AND ${anyOf(terms)}`;
-    return loadHits(db, ranked(db, match, scope, depth));
-  }
+  const size = scopeSize(db, options);
+  if (size <= SMALL_SCOPE) return loadHits(db, smallScopeSearch(db, terms, options, size, depth));
   const counted = terms
     .map((term, order) => ({ term, order, df: documentFrequency(db, termExpression(term)) }))
     .filter((entry) => entry.df > 0)
@@ -261,6 +259,46 @@ export function documentImageOnlyPages(db: DatabaseSync, documentId: string): nu
   const row = statement(db, "SELECT image_only_pages FROM search_documents WHERE document_id = ?")
     .get(documentId) as { image_only_pages: string } | undefined;
   return row ? JSON.parse(row.image_only_pages) as number[] : [];
+}
+
+/**
+ * A search in a scope of at most {@linkcode SMALL_SCOPE} passages, reached
+ * through the scope's tokens. Words in fewer than {@linkcode DF_CAP} passages
+ * of the whole index are ranked by BM25; a common word adds its inverse
+ * document frequency within the scope to each passage holding it, so no
+ * search reads the whole list of a common word's passages.
+ */
+function smallScopeSearch(
+  db: DatabaseSync,
+  terms: string[],
+  options: SearchOptions,
+  size: number,
+  depth: number,
+): Ranked[] {
+  const scope = scopeFilter(options);
+  const tokens = `(${scopeTokens(options).map(quoteTerm).join(" OR ")})`;
+  const rare = terms.filter((term) => documentFrequency(db, termExpression(term)) < DF_CAP);
+  const common = terms.filter((term) => !rare.includes(term));
+  const found = new Map<number, Ranked>();
+  if (rare.length > 0) {
+    for (const hit of ranked(db, `${tokens} AND ${anyOf(rare)}`, scope, SMALL_SCOPE)) {
+      found.set(hit.passage_id, hit);
+    }
+  }
+  const holding = statement(
+    db,
+    `SELECT p.passage_id AS passage_id, p.document_id AS document_id FROM search_fts
+     JOIN search_passages p ON p.passage_id = search_fts.rowid WHERE search_fts MATCH ? AND ${scope.sql}`,
+  );
+  for (const term of common) {
+    const rows = holding.all(`${tokens} AND ${termExpression(term)}`, ...scope.params) as unknown as Ranked[];
+    const idf = Math.log(1 + (size - rows.length + 0.5) / (rows.length + 0.5));
+    for (const row of rows) {
+      const hit = found.get(row.passage_id) ?? { ...row, rank: 0 };
+      found.set(row.passage_id, { ...hit, rank: hit.rank - idf });
+    }
+  }
+  return [...found.values()].sort(byRank).slice(0, depth);
 }
 
 /**

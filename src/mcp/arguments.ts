@@ -52,7 +52,11 @@ export function stringListArgument(args: Arguments, name: string): string[] | un
 }
 
 /** One of a few strings. */
-export function choiceArgument<T extends string>(args: Arguments, name: string, choices: readonly T[]): T | undefined {
+export function choiceArgument<T extends string>(
+  args: Arguments,
+  name: string,
+  choices: readonly T[],
+): T | undefined {
   if (!present(args, name)) return undefined;
   const value = args[name];
   if (typeof value !== "string" || !(choices as readonly string[]).includes(value)) {

@@ -32,11 +32,18 @@ export class AuditError extends Error {
 
 /** The audit action of a tool, such as `mcp search`. */
 export function auditAction(tool: string): string {
-  return Object.hasOwn(AUDIT_ACTIONS, tool) ? AUDIT_ACTIONS[tool as keyof typeof AUDIT_ACTIONS] : "mcp unknown tool";
+  return Object.hasOwn(AUDIT_ACTIONS, tool)
+    ? AUDIT_ACTIONS[tool as keyof typeof AUDIT_ACTIONS]
+    : "mcp unknown tool";
 }
 
 /** Appends the call's `McpCalled` event and resolves once it is durable; rejects with an {@linkcode AuditError}. */
-export async function appendAudit(store: EventStore, caller: Caller, call: AuditedCall, now: Date): Promise<void> {
+export async function appendAudit(
+  store: EventStore,
+  caller: Caller,
+  call: AuditedCall,
+  now: Date,
+): Promise<void> {
   const key = caller.key;
   try {
     await store.append(`key-${key.key_id}`, [{

@@ -30,10 +30,10 @@ import {
   isRequest,
   type JsonRpcMessage,
   type McpCore,
-  type RequestContext,
   requestAuthInfo,
+  type RequestContext,
 } from "./server.ts";
-import { mcpSettings, type McpSettings } from "./settings.ts";
+import { type McpSettings, mcpSettings } from "./settings.ts";
 import type { PageViewer } from "./tools/tool.ts";
 
 /** What the endpoint is built from. */
@@ -51,13 +51,24 @@ export interface McpDeps {
 }
 
 /** The protocol versions the endpoint speaks. */
-export const PROTOCOL_VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", "2026-07-28"] as const;
+export const PROTOCOL_VERSIONS = [
+  "2025-11-25",
+  "2025-06-18",
+  "2025-03-26",
+  "2024-11-05",
+  "2026-07-28",
+] as const;
 
 const FIRST_MODERN = "2026-07-28";
 const JSON_HEADERS = { "content-type": "application/json" };
 
 /** A JSON-RPC error as an HTTP response. */
-function rpcError(status: number, code: number, message: string, headers: Record<string, string> = {}): Response {
+function rpcError(
+  status: number,
+  code: number,
+  message: string,
+  headers: Record<string, string> = {},
+): Response {
   return new Response(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code, message } }), {
     status,
     headers: { ...JSON_HEADERS, ...headers },
@@ -165,7 +176,11 @@ export function createMcpEndpoint(deps: McpDeps): (request: Request) => Promise<
     } catch {
       return rpcError(400, -32700, "Parse error: the request body is not valid JSON.");
     }
-    const caller: Caller = { key: auth.key, maskedKey: auth.maskedKey, endUser: endUser === "" ? null : endUser };
+    const caller: Caller = {
+      key: auth.key,
+      maskedKey: auth.maskedKey,
+      endUser: endUser === "" ? null : endUser,
+    };
     const state: ExchangeState = { auditFailure: null };
 
     if (isModernCandidate(version, body) && !(await isLegacyRequest(request, body))) {
@@ -180,16 +195,30 @@ export function createMcpEndpoint(deps: McpDeps): (request: Request) => Promise<
     const batch = Array.isArray(body);
     const messages = (batch ? body : [body]) as unknown[];
     if (batch && version !== null && version !== "2025-03-26") {
-      return rpcError(400, -32600, `Batches are accepted under protocol version 2025-03-26 only, not '${version}'.`);
+      return rpcError(
+        400,
+        -32600,
+        `Batches are accepted under protocol version 2025-03-26 only, not '${version}'.`,
+      );
     }
-    if (messages.length === 0 || !messages.every((m) => m !== null && typeof m === "object" && !Array.isArray(m))) {
+    if (
+      messages.length === 0 ||
+      !messages.every((m) => m !== null && typeof m === "object" && !Array.isArray(m))
+    ) {
       return rpcError(400, -32600, "Invalid request: send one JSON-RPC message (or a batch of them).");
     }
     const parsed = messages as JsonRpcMessage[];
-    const invalid = parsed.find((m) => m.jsonrpc !== "2.0" || (typeof m.method !== "string" && !("result" in m || "error" in m)));
+    const invalid = parsed.find((m) =>
+      m.jsonrpc !== "2.0" || (typeof m.method !== "string" && !("result" in m || "error" in m))
+    );
     if (invalid) return rpcError(400, -32600, "Invalid request: a JSON-RPC 2.0 message needs a method.");
     if (!parsed.some(isRequest)) return new Response(null, { status: 202 });
-    const answers = await answerMessages(core, caller, parsed.filter((m) => typeof m.method === "string"), state);
+    const answers = await answerMessages(
+      core,
+      caller,
+      parsed.filter((m) => typeof m.method === "string"),
+      state,
+    );
     const text = batch ? `[${answers.join(",")}]` : answers[0]!;
     return new Response(text, { status: state.auditFailure === null ? 200 : 503, headers: JSON_HEADERS });
   };

@@ -35,6 +35,9 @@ export class RateLimiter {
       bucket.tokens -= 1;
       return { allowed: true };
     }
-    return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((1 - bucket.tokens) / this.#perSecond)) };
+    return {
+      allowed: false,
+      retryAfterSeconds: Math.max(1, Math.ceil((1 - bucket.tokens) / this.#perSecond)),
+    };
   }
 }

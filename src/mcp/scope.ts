@@ -116,7 +116,10 @@ export function narrowToFolders(
   for (const folder of scope.folders) {
     if (folder.parent_id !== null && matched.has(folder.parent_id)) matched.add(folder.folder_id);
   }
-  return { ok: true, narrowed: { folderIds: scope.folderIds.filter((id) => matched.has(id)), documentIds: [] } };
+  return {
+    ok: true,
+    narrowed: { folderIds: scope.folderIds.filter((id) => matched.has(id)), documentIds: [] },
+  };
 }
 
 function matchFolders(scope: KeyScope, wanted: string): Folder[] {
@@ -127,7 +130,12 @@ function matchFolders(scope: KeyScope, wanted: string): Folder[] {
   return scope.folders.filter((folder) => folderMatches(scope, folder, lower(wanted), lower));
 }
 
-function folderMatches(scope: KeyScope, folder: Folder, wanted: string, norm: (s: string) => string): boolean {
+function folderMatches(
+  scope: KeyScope,
+  folder: Folder,
+  wanted: string,
+  norm: (s: string) => string,
+): boolean {
   const path = norm(folder.path);
   return norm(folder.name) === wanted || path === wanted || path.endsWith(`/${wanted}`) ||
     norm(folderValue(scope.personName, folder.path)) === wanted;

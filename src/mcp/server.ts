@@ -35,7 +35,14 @@ import { MESSAGES } from "./texts.ts";
 import { listDocumentsTool } from "./tools/list_documents.ts";
 import { readDocumentTool } from "./tools/read_document.ts";
 import { searchTool } from "./tools/search.ts";
-import { type ContentBlock, type PageViewer, textResult, type Tool, type ToolOutcome, type ToolResult } from "./tools/tool.ts";
+import {
+  type ContentBlock,
+  type PageViewer,
+  textResult,
+  type Tool,
+  type ToolOutcome,
+  type ToolResult,
+} from "./tools/tool.ts";
 import { viewPageTool } from "./tools/view_page.ts";
 
 /** What the MCP server reads and writes. */
@@ -66,13 +73,22 @@ const validator = new AjvJsonSchemaValidator();
 /** The definitions of a caller's server: its texts as they are now. */
 export function callerDefinitions(core: McpCore, caller: Caller): KeyDefinitions {
   return keyDefinitions(
-    { name: caller.key.name, description: caller.key.description, folderNames: rootFolderNames(core.db, caller.key) },
+    {
+      name: caller.key.name,
+      description: caller.key.description,
+      folderNames: rootFolderNames(core.db, caller.key),
+    },
     core.settings.serverVersion,
   );
 }
 
 /** Runs one tool call and appends its audit entry; rejects with an {@linkcode AuditError} when that fails. */
-export async function callTool(core: McpCore, caller: Caller, name: string, args: Arguments): Promise<ToolResult> {
+export async function callTool(
+  core: McpCore,
+  caller: Caller,
+  name: string,
+  args: Arguments,
+): Promise<ToolResult> {
   const started = performance.now();
   const tool = TOOLS.get(name);
   let outcome: ToolOutcome;
@@ -81,10 +97,19 @@ export async function callTool(core: McpCore, caller: Caller, name: string, args
   } else {
     try {
       const scope = keyScope(core.db, caller.key);
-      outcome = await tool.run({ db: core.db, key: caller.key, scope, settings: core.settings, pageViews: core.pageViews }, args);
+      outcome = await tool.run({
+        db: core.db,
+        key: caller.key,
+        scope,
+        settings: core.settings,
+        pageViews: core.pageViews,
+      }, args);
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
-      outcome = { result: textResult(`This call failed inside the server: ${reason}`, true), details: { failure: reason } };
+      outcome = {
+        result: textResult(`This call failed inside the server: ${reason}`, true),
+        details: { failure: reason },
+      };
     }
   }
   await appendAudit(core.store, caller, {
@@ -104,7 +129,9 @@ export interface RequestContext {
 }
 
 /** The `authInfo` that carries a request's context to the handlers. */
-export function requestAuthInfo(context: RequestContext): { token: string; clientId: string; scopes: string[]; extra: Record<string, unknown> } {
+export function requestAuthInfo(
+  context: RequestContext,
+): { token: string; clientId: string; scopes: string[]; extra: Record<string, unknown> } {
   return { token: "agent-key", clientId: context.caller.key.key_id, scopes: [], extra: { context } };
 }
 
@@ -181,7 +208,9 @@ class SharedTransport implements Transport {
     if (this.#next > Number.MAX_SAFE_INTEGER - 1) this.#next = 1;
     return new Promise((resolve) => {
       this.#waiting.set(id, { id: message.id, method: message.method as string, resolve });
-      this.onmessage?.({ ...message, id } as unknown as JSONRPCMessage, { authInfo: requestAuthInfo(context) });
+      this.onmessage?.({ ...message, id } as unknown as JSONRPCMessage, {
+        authInfo: requestAuthInfo(context),
+      });
     });
   }
 }
@@ -248,7 +277,11 @@ function resultJson(method: string, result: Record<string, unknown>, definitions
 }
 
 /** Serializes an answer as compact JSON: `jsonrpc`, `id`, then `result` or `error`. */
-export function serializeAnswer(method: string, message: Record<string, unknown>, definitions: KeyDefinitions): string {
+export function serializeAnswer(
+  method: string,
+  message: Record<string, unknown>,
+  definitions: KeyDefinitions,
+): string {
   const id = JSON.stringify(message.id);
   if ("error" in message) return `{"jsonrpc":"2.0","id":${id},"error":${JSON.stringify(message.error)}}`;
   return `{"jsonrpc":"2.0","id":${id},"result":${

@@ -10,7 +10,13 @@
 import { authenticateAgentKey } from "../auth/mcp_auth.ts";
 import type { Caller } from "./audit.ts";
 import type { McpDeps } from "./endpoint.ts";
-import { answerMessages, type ExchangeState, isRequest, type JsonRpcMessage, type McpCore } from "./server.ts";
+import {
+  answerMessages,
+  type ExchangeState,
+  isRequest,
+  type JsonRpcMessage,
+  type McpCore,
+} from "./server.ts";
 import { mcpSettings } from "./settings.ts";
 
 /** Where stdio reads and writes; default the process's stdin and stdout. */

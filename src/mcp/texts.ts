@@ -64,7 +64,9 @@ export function viewPageDescription(key: KeyTexts): string {
 /** The description of the `folders` argument of `search` and `list_documents`. */
 export function foldersArgumentDescription(key: KeyTexts, verb: "search" | "list"): string {
   if (key.folderNames.length === 0) return "This key reads single files, not folders — leave this out";
-  return `Only ${verb} these folders, by name: ${folderList(key.folderNames)} — or any folder inside them, by its own name`;
+  return `Only ${verb} these folders, by name: ${
+    folderList(key.folderNames)
+  } — or any folder inside them, by its own name`;
 }
 
 /** Folder names joined with commas, the first {@linkcode MAX_FOLDER_NAMES}, then `…`. */
@@ -83,7 +85,8 @@ export const ARGUMENT_TEXTS = {
   readPage: "One page's text, or the first page with `to_page` — leave out for the whole document",
   readToPage: "With `page`: read through this page too",
   viewDocumentId: "The id from a search result or list_documents",
-  viewPage: "The page to look at — usually one marked `view_page_may_help`, or in `image_only_pages` or `pages_to_view`",
+  viewPage:
+    "The page to look at — usually one marked `view_page_may_help`, or in `image_only_pages` or `pages_to_view`",
   viewFormat: "image (PNG) works everywhere; pdf keeps the text layer",
 } as const;
 
@@ -106,7 +109,9 @@ export const MESSAGES = {
   noFolder: (name: string, roots: readonly string[], inside: readonly string[]): string =>
     inside.length === 0
       ? `No folder named '${name}' here. Use one of: ${folderList(roots)}`
-      : `No folder named '${name}' here. Use one of: ${folderList(roots)} — or a folder inside them: ${folderList(inside)}`,
+      : `No folder named '${name}' here. Use one of: ${folderList(roots)} — or a folder inside them: ${
+        folderList(inside)
+      }`,
   noFolderSingleFiles: (name: string): string =>
     `No folder named '${name}' here — this key reads single files, not folders. Leave folders out.`,
   noDocuments: "No documents here.",
@@ -124,7 +129,9 @@ export const MESSAGES = {
   moreWhole: (pages: string): string => `${pages} not included — ask for a page to read on`,
   moreRange: (pages: string): string => `${pages} not included — ask for them`,
   pageCut: (limit: number): string =>
-    `[This page is longer than ${limit.toLocaleString("en-US")} characters and was cut here; the rest of it cannot be read as text — \`view_page\` shows the whole page.]`,
+    `[This page is longer than ${
+      limit.toLocaleString("en-US")
+    } characters and was cut here; the rest of it cannot be read as text — \`view_page\` shows the whole page.]`,
   noPageView:
     "No page view for this file — it was read without a PDF copy. A person can make one in the console (Make a PDF copy).",
   pdfCopyPending:

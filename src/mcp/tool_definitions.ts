@@ -87,7 +87,12 @@ export function buildKeyDefinitions(key: KeyTexts, version: string): KeyDefiniti
         type: "object",
         properties: {
           folders: foldersSchema(key, "list"),
-          limit: { type: "integer", minimum: 1, maximum: LIMITS.listLimitMax, default: LIMITS.listLimitDefault },
+          limit: {
+            type: "integer",
+            minimum: 1,
+            maximum: LIMITS.listLimitMax,
+            default: LIMITS.listLimitDefault,
+          },
           offset: { type: "integer", minimum: 0, default: 0, description: ARGUMENT_TEXTS.listOffset },
         },
       },
@@ -115,7 +120,12 @@ export function buildKeyDefinitions(key: KeyTexts, version: string): KeyDefiniti
         properties: {
           document_id: { type: "string", description: ARGUMENT_TEXTS.viewDocumentId },
           page: { type: "integer", minimum: 1, description: ARGUMENT_TEXTS.viewPage },
-          format: { type: "string", enum: ["image", "pdf"], default: "image", description: ARGUMENT_TEXTS.viewFormat },
+          format: {
+            type: "string",
+            enum: ["image", "pdf"],
+            default: "image",
+            description: ARGUMENT_TEXTS.viewFormat,
+          },
         },
         required: ["document_id", "page"],
       },

@@ -18,7 +18,11 @@ const { value } = await fixture.agentKey(person, "conformance", "Decks for the c
   folders: [folder],
   documents: [],
 });
-const endpoint = createMcpEndpoint({ db: fixture.db, store: fixture.store, settings: { rateLimitPerSecond: 10_000 } });
+const endpoint = createMcpEndpoint({
+  db: fixture.db,
+  store: fixture.store,
+  settings: { rateLimitPerSecond: 10_000 },
+});
 
 function withKey(request: Request): Request {
   const headers = new Headers(request.headers);
@@ -26,11 +30,17 @@ function withKey(request: Request): Request {
   return new Request(request, { headers });
 }
 
-const server = Deno.serve({
-  hostname: "127.0.0.1",
-  port: Number(Deno.env.get("PORT") ?? 0),
-  onListen: ({ port }) => console.log(`http://127.0.0.1:${port}/mcp`),
-}, (request) => new URL(request.url).pathname === "/mcp" ? endpoint(withKey(request)) : new Response("Not found", { status: 404 }));
+const server = Deno.serve(
+  {
+    hostname: "127.0.0.1",
+    port: Number(Deno.env.get("PORT") ?? 0),
+    onListen: ({ port }) => console.log(`http://127.0.0.1:${port}/mcp`),
+  },
+  (request) =>
+    new URL(request.url).pathname === "/mcp"
+      ? endpoint(withKey(request))
+      : new Response("Not found", { status: 404 }),
+);
 
 const stop = async () => {
   await server.shutdown();

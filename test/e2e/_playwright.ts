@@ -13,8 +13,11 @@ type Playwright = typeof import("playwright-core");
 /** Loads playwright-core. */
 export async function loadPlaywright(): Promise<Playwright> {
   const existsSync = fs.existsSync;
-  fs.existsSync = ((path: fs.PathLike) =>
-    String(path).startsWith("/proc/sys/fs/binfmt_misc/") ? false : existsSync(path)) as typeof fs.existsSync;
+  fs.existsSync =
+    ((path: fs.PathLike) =>
+      String(path).startsWith("/proc/sys/fs/binfmt_misc/")
+        ? false
+        : existsSync(path)) as typeof fs.existsSync;
   try {
     return await import("playwright-core");
   } finally {

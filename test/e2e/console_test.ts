@@ -16,9 +16,9 @@ import { type ConsoleServer, startConsoleServer } from "./_console_server.ts";
 import { loadPlaywright } from "./_playwright.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
-const CORPUS = new URL("../../../shared/corpus/", import.meta.url);
-const DECK = new URL("pptx/markitdown-test-deck-chart-table.pptx", CORPUS);
-const NOTES = new URL("text/", CORPUS);
+const CORPUS = "/work/shared/corpus/";
+const DECK = `${CORPUS}pptx/markitdown-test-deck-chart-table.pptx`;
+const NOTES = `${CORPUS}text/markitdown-readme.md`;
 const ARTIFACTS = new URL("../artifacts/console/", import.meta.url);
 
 const chromiumMissing = await Deno.stat(CHROMIUM).then(() => false, () => true);
@@ -70,7 +70,7 @@ async function dropFiles(
   const payload = files.map((f) => ({
     name: f.name,
     type: f.type,
-    data: btoa(String.fromCharCode(...f.bytes)),
+    data: Buffer.from(f.bytes).toString("base64"),
   }));
   const transfer = await page.evaluateHandle((list) => {
     const dt = new DataTransfer();
@@ -209,14 +209,13 @@ Deno.test({
           );
           assert.equal(head(), before, "the refused upload wrote nothing");
 
-          const markdown = [...Deno.readDirSync(NOTES)].find((e) => e.name.endsWith(".md"))!.name;
           await dropFiles(page, "#upload", [
             {
               name: "markitdown-test-deck.pptx",
               type: "application/octet-stream",
               bytes: await Deno.readFile(DECK),
             },
-            { name: markdown, type: "text/markdown", bytes: await Deno.readFile(new URL(markdown, NOTES)) },
+            { name: "markitdown-readme.md", type: "text/markdown", bytes: await Deno.readFile(NOTES) },
           ]);
           await page.locator(".upload-item.done").nth(1).waitFor({ timeout: 30_000 });
           assert.equal(await page.locator(".upload-item progress").count(), 3, "one progress bar per file");
@@ -388,6 +387,7 @@ Deno.test({
       await t.step("personal keys: made (shown once) and deleted", async () => {
         await page.goto(`${url}/personal-keys`);
         await page.click('button:has-text("Create a personal key")');
+        await page.locator("#secret").waitFor({ state: "visible" });
         const value = (await page.locator('#secret [data-slot="value"]').textContent())!;
         assert.match(value, /^sgk_p_/);
         const me = await fetch(`${url}/api/me`, { headers: { authorization: `Bearer ${value}` } });

@@ -10,6 +10,7 @@ import { ALL_PROJECTIONS } from "../../projections/all.ts";
 import { projectionDigest } from "../../projections/digest.ts";
 import { replayInto } from "../../projections/replay.ts";
 import { openSqliteStore } from "../../events/sqlite_store.ts";
+import { openApp } from "../../src/app.ts";
 import { loadConfig } from "../../src/config.ts";
 import { startServer } from "../../src/cli/serve.ts";
 import { createPersonalKey } from "../../src/domain/keys.ts";
@@ -88,8 +89,11 @@ Deno.test("the corpus processes end to end over the API; hostile files fail alon
       }
     }
     assert.deepEqual(failures, [], "every real corpus file becomes searchable");
-    const live = projectionDigest(server.app.db, ALL_PROJECTIONS);
+    // Stopping waits for PDF copies still being made; their events belong to the live read model too.
     await server.stop();
+    const reopened = await openApp(dir.path);
+    const live = projectionDigest(reopened.db, ALL_PROJECTIONS);
+    await reopened.close();
     // Replay rebuilds the same read model (search index included) without reading any file.
     const store = openSqliteStore(join(dir.path, "events.db"));
     const replayed = await replayInto(store, join(dir.path, "projections.replayed.db"));

@@ -54,7 +54,11 @@ export class Fixture {
   private constructor(dir: string) {
     this.dir = dir;
     this.store = openSqliteStore(join(dir, "events.db"));
-    this.projector = openProjector(join(dir, "projections.db"), [catalogue, keyScopes, searchIndexProjection]);
+    this.projector = openProjector(join(dir, "projections.db"), [
+      catalogue,
+      keyScopes,
+      searchIndexProjection,
+    ]);
     this.blobs = new BlobStore(join(dir, "blobs"));
     this.#unsubscribe = this.store.subscribe(() => this.projector.catchUp(this.store));
   }
@@ -76,7 +80,10 @@ export class Fixture {
   /** Appends events to a stream. */
   async append(stream: string, events: Array<Omit<SergoEvent, "metadata">>): Promise<void> {
     const time = new Date().toISOString();
-    await this.store.append(stream, events.map((e) => ({ ...e, metadata: { time, actor: "cli" } })) as SergoEvent[]);
+    await this.store.append(
+      stream,
+      events.map((e) => ({ ...e, metadata: { time, actor: "cli" } })) as SergoEvent[],
+    );
   }
 
   /** Adds a person; returns their id. */
@@ -169,7 +176,10 @@ export class Fixture {
   }
 
   /** Changes an agent key. */
-  async changeKey(keyId: string, change: { name?: string; description?: string; can_read?: CanRead }): Promise<void> {
+  async changeKey(
+    keyId: string,
+    change: { name?: string; description?: string; can_read?: CanRead },
+  ): Promise<void> {
     await this.append(`key-${keyId}`, [{ type: "AgentKeyChanged", data: { key_id: keyId, ...change } }]);
   }
 

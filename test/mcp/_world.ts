@@ -11,7 +11,14 @@ export interface World {
   fixture: Fixture;
   ava: string;
   folders: { decks: string; decksBasic: string; papers: string; papersBasic: string };
-  docs: { apache: string; aascu: string; markitdown: string; tracemonkey: string; pending: string; bobs: string };
+  docs: {
+    apache: string;
+    aascu: string;
+    markitdown: string;
+    tracemonkey: string;
+    pending: string;
+    bobs: string;
+  };
   keys: { all: string; decks: string; single: string; empty: string };
   keyIds: { all: string; decks: string; single: string; empty: string };
 }

@@ -24,13 +24,24 @@ Deno.test("the official client connects, lists the tools and calls each one", as
   try {
     await client.connect(transport);
     assert.equal(client.getServerVersion()?.name, "everything");
-    assert.match(client.getInstructions() ?? "", /^everything — a document store you can search\.\nAva's decks and papers\.\n/);
+    assert.match(
+      client.getInstructions() ?? "",
+      /^everything — a document store you can search\.\nAva's decks and papers\.\n/,
+    );
     assert.equal(transport.sessionId, undefined);
     const { tools } = await client.listTools();
-    assert.deepEqual(tools.map((t: { name: string }) => t.name), ["search", "list_documents", "read_document", "view_page"]);
+    assert.deepEqual(tools.map((t: { name: string }) => t.name), [
+      "search",
+      "list_documents",
+      "read_document",
+      "view_page",
+    ]);
     assert.deepEqual(tools[0]!.annotations, { readOnlyHint: true, openWorldHint: false });
 
-    const search = await client.callTool({ name: "search", arguments: { query: "AutoGen multi-agent framework", limit: 4 } });
+    const search = await client.callTool({
+      name: "search",
+      arguments: { query: "AutoGen multi-agent framework", limit: 4 },
+    });
     assert.equal(search.isError, false);
     const groups = JSON.parse((search.content as Array<{ text: string }>)[0]!.text);
     assert.equal(groups[0].document_id, docs.markitdown);
@@ -38,10 +49,16 @@ Deno.test("the official client connects, lists the tools and calls each one", as
     const list = await client.callTool({ name: "list_documents", arguments: { limit: 2 } });
     assert.equal(JSON.parse((list.content as Array<{ text: string }>)[0]!.text).next_offset, 2);
 
-    const read = await client.callTool({ name: "read_document", arguments: { document_id: docs.markitdown, page: 1 } });
+    const read = await client.callTool({
+      name: "read_document",
+      arguments: { document_id: docs.markitdown, page: 1 },
+    });
     assert.equal(JSON.parse((read.content as Array<{ text: string }>)[0]!.text).page, 1);
 
-    const view = await client.callTool({ name: "view_page", arguments: { document_id: docs.aascu, page: 1 } });
+    const view = await client.callTool({
+      name: "view_page",
+      arguments: { document_id: docs.aascu, page: 1 },
+    });
     assert.equal(view.isError, true);
 
     const wrong = await client.callTool({ name: "read_document", arguments: { document_id: docs.bobs } });

@@ -11,7 +11,11 @@ import { buildWorld } from "./_world.ts";
 
 const world = await buildWorld();
 const { fixture, keys, docs } = world;
-const endpoint = createMcpEndpoint({ db: fixture.db, store: fixture.store, settings: { rateLimitPerSecond: 10_000 } });
+const endpoint = createMcpEndpoint({
+  db: fixture.db,
+  store: fixture.store,
+  settings: { rateLimitPerSecond: 10_000 },
+});
 const LIST = { jsonrpc: "2.0", id: 1, method: "tools/list" };
 
 Deno.test("auth: the reference's HTTP answers before MCP starts", async () => {
@@ -29,7 +33,9 @@ Deno.test("auth: the reference's HTTP answers before MCP starts", async () => {
 });
 
 Deno.test("HTTP: 405, 415, 400 for versions and end users, 403 for a foreign Origin, 202 for notifications", async () => {
-  const get = await endpoint(new Request("http://127.0.0.1/mcp", { headers: { authorization: `Bearer ${keys.all}` } }));
+  const get = await endpoint(
+    new Request("http://127.0.0.1/mcp", { headers: { authorization: `Bearer ${keys.all}` } }),
+  );
   assert.equal(get.status, 405);
   await get.body?.cancel();
   const del = await endpoint(new Request("http://127.0.0.1/mcp", { method: "DELETE" }));
@@ -54,7 +60,11 @@ Deno.test("HTTP: 405, 415, 400 for versions and end users, 403 for a foreign Ori
   const ownOrigin = await post(endpoint, keys.all, LIST, { origin: "http://127.0.0.1:8787" });
   assert.equal(ownOrigin.status, 200);
   await ownOrigin.body?.cancel();
-  const allowed = createMcpEndpoint({ db: fixture.db, store: fixture.store, settings: { allowedOrigins: ["https://app.example"] } });
+  const allowed = createMcpEndpoint({
+    db: fixture.db,
+    store: fixture.store,
+    settings: { allowedOrigins: ["https://app.example"] },
+  });
   const fromApp = await post(allowed, keys.all, LIST, { origin: "https://app.example" });
   assert.equal(fromApp.status, 200);
   await fromApp.body?.cancel();
@@ -71,7 +81,10 @@ Deno.test("HTTP: 405, 415, 400 for versions and end users, 403 for a foreign Ori
 });
 
 Deno.test("batches: answered under 2025-03-26, refused under later versions", async () => {
-  const batch = [LIST, { jsonrpc: "2.0", id: 2, method: "ping" }, { jsonrpc: "2.0", method: "notifications/initialized" }];
+  const batch = [LIST, { jsonrpc: "2.0", id: 2, method: "ping" }, {
+    jsonrpc: "2.0",
+    method: "notifications/initialized",
+  }];
   const ok = await post(endpoint, keys.all, batch);
   const answers = await ok.json();
   assert.equal(ok.status, 200);
@@ -98,7 +111,10 @@ Deno.test("2026-07-28: server/discover is served with the key's texts", async ()
     },
   }, { "mcp-protocol-version": "2026-07-28", "mcp-method": "server/discover" });
   const body = await response.json();
-  assert.ok(response.status < 500 && response.status !== 401 && response.status !== 403, `status ${response.status}`);
+  assert.ok(
+    response.status < 500 && response.status !== 401 && response.status !== 403,
+    `status ${response.status}`,
+  );
   assert.ok(body.result, JSON.stringify(body));
   assert.deepEqual(body.result.supportedVersions, ["2026-07-28"]);
   assert.match(body.result.instructions, /^everything — a document store you can search\./);
@@ -113,8 +129,20 @@ Deno.test("audit: every call leaves exactly one McpCalled event with the referen
   await callTool(endpoint, keys.all, "read_document", { document_id: docs.markitdown, page: 2 }, headers);
   await callTool(endpoint, keys.all, "read_document", { document_id: docs.markitdown }, headers);
   await callTool(endpoint, keys.all, "read_document", { document_id: docs.tracemonkey }, headers);
-  await callTool(endpoint, keys.all, "read_document", { document_id: docs.markitdown, page: 2, to_page: 3 }, headers);
-  await callTool(endpoint, keys.all, "view_page", { document_id: docs.tracemonkey, page: 1, format: "pdf" }, headers);
+  await callTool(
+    endpoint,
+    keys.all,
+    "read_document",
+    { document_id: docs.markitdown, page: 2, to_page: 3 },
+    headers,
+  );
+  await callTool(
+    endpoint,
+    keys.all,
+    "view_page",
+    { document_id: docs.tracemonkey, page: 1, format: "pdf" },
+    headers,
+  );
   await callTool(endpoint, keys.all, "summarize", {}, headers);
   await post(endpoint, keys.all, LIST, headers);
   const events = fixture.auditEvents().slice(before);
@@ -144,7 +172,11 @@ Deno.test("audit: every call leaves exactly one McpCalled event with the referen
   assert.match(partial!.details.pages as string, /^pages 1-\d+ of 14$/);
   assert.equal(range!.details.pages, "pages 2-3 of 6");
   assert.equal(view!.action, "mcp page viewed");
-  assert.deepEqual([view!.details.file, view!.details.page, view!.details.format], ["tracemonkey-pldi-paper.pdf", 1, "pdf"]);
+  assert.deepEqual([view!.details.file, view!.details.page, view!.details.format], [
+    "tracemonkey-pldi-paper.pdf",
+    1,
+    "pdf",
+  ]);
   assert.equal(view!.is_error, true, "no renderer here");
   assert.equal(unknown!.is_error, true);
   assert.equal(events[0]!.metadata.end_user, "Dana Reyes");
@@ -200,28 +232,46 @@ Deno.test("rate limit: past the burst a key gets 429 with Retry-After; other key
 
 Deno.test("stdio answers tools/list and a search, audited", async () => {
   const lines = [
-    JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } }),
+    JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+    }),
     JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
     JSON.stringify(LIST),
-    JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "search", arguments: { query: "AutoGen agents" } } }),
+    JSON.stringify({
+      jsonrpc: "2.0",
+      id: 2,
+      method: "tools/call",
+      params: { name: "search", arguments: { query: "AutoGen agents" } },
+    }),
   ];
   const input = new Blob([lines.join("\n") + "\n"]).stream();
   let written = "";
   const decoder = new TextDecoder();
-  const output = new WritableStream<Uint8Array>({ write: (chunk) => void (written += decoder.decode(chunk)) });
+  const output = new WritableStream<Uint8Array>({
+    write: (chunk) => void (written += decoder.decode(chunk)),
+  });
   const before = fixture.auditEvents().length;
   await serveStdio({ db: fixture.db, store: fixture.store }, keys.all, { input, output });
-  const answers = written.trim().split("\n").map((l) =>
-    JSON.parse(l)
-  );
+  const answers = written.trim().split("\n").map((l) => JSON.parse(l));
   assert.equal(answers.length, 3);
   assert.equal(answers[0].result.serverInfo.name, "everything");
-  assert.deepEqual(answers[1].result.tools.map((t: { name: string }) => t.name), ["search", "list_documents", "read_document", "view_page"]);
+  assert.deepEqual(answers[1].result.tools.map((t: { name: string }) => t.name), [
+    "search",
+    "list_documents",
+    "read_document",
+    "view_page",
+  ]);
   const groups = JSON.parse(answers[2].result.content[0].text);
   assert.equal(groups[0].document_id, docs.markitdown);
   assert.equal(fixture.auditEvents().length, before + 1);
   await assert.rejects(
-    serveStdio({ db: fixture.db, store: fixture.store }, "sgk_s_nope", { input: new Blob([]).stream(), output }),
+    serveStdio({ db: fixture.db, store: fixture.store }, "sgk_s_nope", {
+      input: new Blob([]).stream(),
+      output,
+    }),
     /Malformed key/,
   );
 });

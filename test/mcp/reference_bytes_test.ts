@@ -26,7 +26,11 @@ const reference = await Deno.readTextFile(REFERENCE);
 Deno.test("initialize answers the reference's JSON, field for field (but serverInfo.version)", async () => {
   const { fixture, value } = await referenceExample();
   try {
-    const endpoint = createMcpEndpoint({ db: fixture.db, store: fixture.store, settings: { serverVersion: "0.6.0" } });
+    const endpoint = createMcpEndpoint({
+      db: fixture.db,
+      store: fixture.store,
+      settings: { serverVersion: "0.6.0" },
+    });
     const response = await post(endpoint, value, {
       jsonrpc: "2.0",
       id: 1,
@@ -48,7 +52,9 @@ Deno.test("tools/list answers the reference's JSON, field for field, with the re
   try {
     const endpoint = createMcpEndpoint({ db: fixture.db, store: fixture.store });
     const response = await post(endpoint, value, { jsonrpc: "2.0", id: 2, method: "tools/list", params: {} });
-    const expected = jsonAfter(reference, "so they differ from key to key.") as { tools: Array<Record<string, unknown>> };
+    const expected = jsonAfter(reference, "so they differ from key to key.") as {
+      tools: Array<Record<string, unknown>>;
+    };
     for (const tool of expected.tools) tool.annotations = { readOnlyHint: true, openWorldHint: false };
     const text = await response.text();
     assert.equal(text, JSON.stringify({ jsonrpc: "2.0", id: 2, result: expected }));
@@ -75,9 +81,10 @@ Deno.test("a new name, description or folder shows in the next answers", async (
     const endpoint = createMcpEndpoint({ db: fixture.db, store: fixture.store });
     const ava = fixture.db.prepare("SELECT person_id FROM cat_people").get() as { person_id: string };
     const reports = await fixture.folder(ava.person_id, "Reports");
-    const outlooks = (fixture.db.prepare("SELECT folder_id FROM cat_folders WHERE name = 'Energy outlooks'").get() as {
-      folder_id: string;
-    }).folder_id;
+    const outlooks =
+      (fixture.db.prepare("SELECT folder_id FROM cat_folders WHERE name = 'Energy outlooks'").get() as {
+        folder_id: string;
+      }).folder_id;
     await fixture.changeKey(keyId, {
       name: "outlooks",
       description: "Outlook decks.",
@@ -91,10 +98,21 @@ Deno.test("a new name, description or folder shows in the next answers", async (
     })).json();
     assert.equal(init.result.serverInfo.name, "outlooks");
     assert.equal(init.result.serverInfo.description, "Outlook decks.");
-    assert.match(init.result.instructions, /^outlooks — a document store you can search\.\nOutlook decks\.\nUse `search` first/);
+    assert.match(
+      init.result.instructions,
+      /^outlooks — a document store you can search\.\nOutlook decks\.\nUse `search` first/,
+    );
     const list = await (await post(endpoint, value, { jsonrpc: "2.0", id: 2, method: "tools/list" })).json();
-    assert.ok(list.result.tools[0].description.startsWith("Search outlooks: Outlook decks. Returns the best-matching"));
-    assert.ok(list.result.tools[2].description.startsWith("Read the text of a document from outlooks — use an id from outlooks's"));
+    assert.ok(
+      list.result.tools[0].description.startsWith(
+        "Search outlooks: Outlook decks. Returns the best-matching",
+      ),
+    );
+    assert.ok(
+      list.result.tools[2].description.startsWith(
+        "Read the text of a document from outlooks — use an id from outlooks's",
+      ),
+    );
     assert.equal(
       list.result.tools[0].inputSchema.properties.folders.description,
       "Only search these folders, by name: Energy outlooks, Reports — or any folder inside them, by its own name",
@@ -105,7 +123,8 @@ Deno.test("a new name, description or folder shows in the next answers", async (
     );
     // A key reading single files only.
     await fixture.changeKey(keyId, { can_read: { folders: [], documents: [] } });
-    const single = await (await post(endpoint, value, { jsonrpc: "2.0", id: 3, method: "tools/list" })).json();
+    const single = await (await post(endpoint, value, { jsonrpc: "2.0", id: 3, method: "tools/list" }))
+      .json();
     assert.equal(
       single.result.tools[0].inputSchema.properties.folders.description,
       "This key reads single files, not folders — leave this out",

@@ -10,7 +10,11 @@ import { buildWorld } from "./_world.ts";
 
 const world = await buildWorld();
 const { fixture, keys, docs } = world;
-const endpoint = createMcpEndpoint({ db: fixture.db, store: fixture.store, settings: { rateLimitPerSecond: 10_000 } });
+const endpoint = createMcpEndpoint({
+  db: fixture.db,
+  store: fixture.store,
+  settings: { rateLimitPerSecond: 10_000 },
+});
 
 interface Group {
   document_id: string;
@@ -37,7 +41,10 @@ Deno.test("search groups excerpts by document, best first, compact, with the ref
   assert.deepEqual(Object.keys(groups[0]!), ["document_id", "document", "folder", "hits"]);
   for (const hit of groups[0]!.hits) {
     assert.equal(typeof hit.page, "number");
-    assert.deepEqual(Object.keys(hit), hit.view_page_may_help ? ["page", "view_page_may_help", "excerpt"] : ["page", "excerpt"]);
+    assert.deepEqual(
+      Object.keys(hit),
+      hit.view_page_may_help ? ["page", "view_page_may_help", "excerpt"] : ["page", "excerpt"],
+    );
   }
   // Bob's copy of the same deck is never found with Ava's key.
   assert.ok(groups.every((g) => g.document_id !== docs.bobs));
@@ -48,7 +55,11 @@ Deno.test("search takes at most half of limit, rounded up, from one document, an
   let offset = 0;
   let pages = 0;
   for (;;) {
-    const { result, groups } = await search(keys.decks, { query: "Apache server performance requests", limit: 3, offset });
+    const { result, groups } = await search(keys.decks, {
+      query: "Apache server performance requests",
+      limit: 3,
+      offset,
+    });
     if (result.content[0]!.text === "Nothing past this point.") break;
     pages++;
     let count = 0;
@@ -85,7 +96,11 @@ Deno.test("search depth is a setting: no more passages than it across all offset
     const handler = createMcpEndpoint({ db: fixture.db, store: fixture.store, settings });
     let offset = 0;
     for (;;) {
-      const result = await callTool(handler, keys.all, "search", { query: "the performance of the server", limit: 20, offset });
+      const result = await callTool(handler, keys.all, "search", {
+        query: "the performance of the server",
+        limit: 20,
+        offset,
+      });
       if (!result.content[0]!.text!.startsWith("[")) return offset;
       offset += (JSON.parse(result.content[0]!.text!) as Group[]).reduce((n, g) => n + g.hits.length, 0);
       if (result.content.length < 2) return offset;
@@ -101,7 +116,10 @@ Deno.test("folders: by own name (every folder with that name), by path, by folde
   assert.ok(names.has("markitdown-test-deck-chart-table.pptx"), "Papers/Basic counts");
   assert.ok(names.has("apache-performance-tuning-notes.pptx"), "Decks/Basic counts");
   const byPath = await search(keys.all, { query: "AutoGen agents Apache", folders: ["Papers/Basic"] });
-  assert.deepEqual(new Set(byPath.groups.map((g) => g.document)), new Set(["markitdown-test-deck-chart-table.pptx"]));
+  assert.deepEqual(
+    new Set(byPath.groups.map((g) => g.document)),
+    new Set(["markitdown-test-deck-chart-table.pptx"]),
+  );
   const byValue = await search(keys.all, {
     query: "AutoGen agents Apache",
     folders: ["Ava Bennett's documents/Decks/Basic"],
@@ -115,7 +133,10 @@ Deno.test("folders: by own name (every folder with that name), by path, by folde
 Deno.test("folders: an unknown name lists the key's folders, then the ones inside them", async () => {
   const { result } = await search(keys.all, { query: "energy", folders: ["IEO2023"] });
   assert.deepEqual(result, {
-    content: [{ text: "No folder named 'IEO2023' here. Use one of: Decks, Papers — or a folder inside them: Basic", type: "text" }],
+    content: [{
+      text: "No folder named 'IEO2023' here. Use one of: Decks, Papers — or a folder inside them: Basic",
+      type: "text",
+    }],
     isError: true,
   });
   const single = await search(keys.single, { query: "energy", folders: ["Papers"] });
@@ -135,10 +156,14 @@ Deno.test("a key that reads single files finds only them", async () => {
 Deno.test("scope follows the key's access as it changes", async () => {
   const before = await search(keys.decks, { query: "trace-based JIT compilation TraceMonkey", limit: 20 });
   assert.ok(before.groups.every((g) => g.document_id !== docs.tracemonkey));
-  await fixture.changeKey(world.keyIds.decks, { can_read: { folders: [world.folders.decks, world.folders.papers], documents: [] } });
+  await fixture.changeKey(world.keyIds.decks, {
+    can_read: { folders: [world.folders.decks, world.folders.papers], documents: [] },
+  });
   const after = await search(keys.decks, { query: "trace-based JIT compilation TraceMonkey", limit: 20 });
   assert.equal(after.groups[0]!.document_id, docs.tracemonkey);
-  await fixture.changeKey(world.keyIds.decks, { can_read: { folders: [world.folders.decks], documents: [] } });
+  await fixture.changeKey(world.keyIds.decks, {
+    can_read: { folders: [world.folders.decks], documents: [] },
+  });
   const again = await search(keys.decks, { query: "trace-based JIT compilation TraceMonkey", limit: 20 });
   assert.ok(again.groups.every((g) => g.document_id !== docs.tracemonkey));
 });
@@ -158,7 +183,10 @@ Deno.test("search messages: nothing matched, nothing past, give a query, ranges"
   });
   assert.deepEqual((await search(keys.all, {})).result.content[0]!.text, "Give a query to search for.");
   const limit = (await search(keys.all, { query: "x", limit: 21 })).result;
-  assert.deepEqual(limit, { content: [{ text: "`limit` must be a whole number from 1 to 20.", type: "text" }], isError: true });
+  assert.deepEqual(limit, {
+    content: [{ text: "`limit` must be a whole number from 1 to 20.", type: "text" }],
+    isError: true,
+  });
   const offset = (await search(keys.all, { query: "x", offset: 81 })).result;
   assert.equal(offset.content[0]!.text, "`offset` must be a whole number from 0 to 80.");
   const type = (await search(keys.all, { query: "x", limit: "5" })).result;

@@ -73,7 +73,7 @@ export function AuditPage(props: AuditPageProps): VNode {
       <form method="get" action="/audit" class="filters card" id="audit-filters" novalidate>
         <label>
           From
-          <input type="text" name="from" value={q.from} placeholder="2025-01-31 or 2025-01-31T08:00Z" />
+          <input type="text" name="from" value={q.from} placeholder="YYYY-MM-DD" />
         </label>
         <label>
           To

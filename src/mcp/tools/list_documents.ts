@@ -4,7 +4,7 @@
  * @module
  */
 import { type DocumentRow, listDocuments } from "../../../projections/catalogue.ts";
-import { type Arguments, ArgumentError, integerArgument, stringListArgument } from "../arguments.ts";
+import { ArgumentError, type Arguments, integerArgument, stringListArgument } from "../arguments.ts";
 import { documentFolder, type KeyScope, narrowToFolders } from "../scope.ts";
 import { LIMITS, MESSAGES } from "../texts.ts";
 import { textResult, type Tool, type ToolContext, type ToolOutcome } from "./tool.ts";
@@ -28,7 +28,9 @@ function listed(scope: KeyScope, document: DocumentRow): ListedDocument {
     document: document.name,
     folder: documentFolder(scope, document),
     type: document.type,
-    ...(document.page_count !== null && document.status === "searchable" ? { pages: document.page_count } : {}),
+    ...(document.page_count !== null && document.status === "searchable"
+      ? { pages: document.page_count }
+      : {}),
     ...(document.pages_estimated ? { pages_estimated: true as const } : {}),
     pages_to_view: document.pages_to_view,
     uploaded: document.uploaded_at.slice(0, 10),
@@ -38,9 +40,12 @@ function listed(scope: KeyScope, document: DocumentRow): ListedDocument {
 
 function run(context: ToolContext, args: Arguments): ToolOutcome {
   const folders = stringListArgument(args, "folders");
-  const limit = integerArgument(args, "limit", { min: 1, max: LIMITS.listLimitMax }) ?? LIMITS.listLimitDefault;
+  const limit = integerArgument(args, "limit", { min: 1, max: LIMITS.listLimitMax }) ??
+    LIMITS.listLimitDefault;
   const offset = integerArgument(args, "offset", { min: 0 }) ?? 0;
-  const details: Record<string, unknown> = { folders: folders && folders.length > 0 ? folders : "whole scope" };
+  const details: Record<string, unknown> = {
+    folders: folders && folders.length > 0 ? folders : "whole scope",
+  };
   const narrowed = narrowToFolders(context.scope, folders);
   if (!narrowed.ok) return { result: textResult(narrowed.message, true), details: { ...details, count: 0 } };
   const { total, items } = listDocuments(context.db, {
@@ -48,8 +53,12 @@ function run(context: ToolContext, args: Arguments): ToolOutcome {
     folderIds: narrowed.narrowed.folderIds,
     documentIds: narrowed.narrowed.documentIds,
   }, { limit, offset });
-  if (total === 0) return { result: textResult(MESSAGES.noDocuments), details: { ...details, count: 0, total } };
-  if (items.length === 0) return { result: textResult(MESSAGES.nothingPast), details: { ...details, count: 0, total } };
+  if (total === 0) {
+    return { result: textResult(MESSAGES.noDocuments), details: { ...details, count: 0, total } };
+  }
+  if (items.length === 0) {
+    return { result: textResult(MESSAGES.nothingPast), details: { ...details, count: 0, total } };
+  }
   const next = offset + items.length;
   const body = {
     total,
@@ -67,7 +76,10 @@ export const listDocumentsTool: Tool = {
       return run(context, args);
     } catch (error) {
       if (error instanceof ArgumentError) {
-        return { result: textResult(error.message, true), details: { folders: args.folders ?? "whole scope", count: 0 } };
+        return {
+          result: textResult(error.message, true),
+          details: { folders: args.folders ?? "whole scope", count: 0 },
+        };
       }
       throw error;
     }

@@ -5,7 +5,7 @@
  * @module
  */
 import { type DocumentRow, getDocument, getPages, type PageRow } from "../../../projections/catalogue.ts";
-import { type Arguments, ArgumentError, documentIdArgument, integerArgument } from "../arguments.ts";
+import { ArgumentError, type Arguments, documentIdArgument, integerArgument } from "../arguments.ts";
 import { documentFolder, inScope } from "../scope.ts";
 import { LIMITS, MESSAGES } from "../texts.ts";
 import { textResult, type Tool, type ToolContext, type ToolOutcome } from "./tool.ts";
@@ -37,7 +37,9 @@ function gather(pages: readonly PageRow[], limit: number): { text: string; last:
     const piece = pageWithHeading(page);
     const joined = text === "" ? piece : `${text}\n\n${piece}`;
     if (joined.length > limit) {
-      if (text === "") return { text: `${piece.slice(0, limit)}\n${MESSAGES.pageCut(limit)}`, last: page.page };
+      if (text === "") {
+        return { text: `${piece.slice(0, limit)}\n${MESSAGES.pageCut(limit)}`, last: page.page };
+      }
       break;
     }
     text = joined;
@@ -51,7 +53,9 @@ function run(context: ToolContext, args: Arguments): ToolOutcome {
   const page = integerArgument(args, "page", { min: 1 });
   const toPage = integerArgument(args, "to_page", { min: 1 });
   const document = getDocument(context.db, documentId);
-  if (!inScope(context.scope, document)) return { result: textResult(MESSAGES.notFound, true), details: { document_id: documentId } };
+  if (!inScope(context.scope, document)) {
+    return { result: textResult(MESSAGES.notFound, true), details: { document_id: documentId } };
+  }
   const details: Record<string, unknown> = { document_id: documentId, file: document.name };
   const fail = (message: string): ToolOutcome => ({ result: textResult(message, true), details });
   if (toPage !== undefined && page === undefined) return fail(MESSAGES.toPageWithoutPage);
@@ -88,15 +92,23 @@ function run(context: ToolContext, args: Arguments): ToolOutcome {
   const to = Math.min(toPage ?? pages, pages);
   const rows = pages === 0 ? [] : getPages(context.db, document.document_id, from, to);
   if (page === undefined && rows.every((row) => row.text.trim() === "" && !row.image_only)) {
-    const body = { ...head, pages, ...tail(document), pages_to_view: document.pages_to_view, text: MESSAGES.noTextInDocument };
+    const body = {
+      ...head,
+      pages,
+      ...tail(document),
+      pages_to_view: document.pages_to_view,
+      text: MESSAGES.noTextInDocument,
+    };
     return { result: textResult(JSON.stringify(body)), details: { ...details, pages: "all pages" } };
   }
   const { text, last } = gather(rows, limit);
   const complete = last >= to;
   const read = span(from, last);
-  const more = complete
-    ? {}
-    : { more: page === undefined ? MESSAGES.moreWhole(pagesWord(last + 1, to)) : MESSAGES.moreRange(pagesWord(last + 1, to)) };
+  const more = complete ? {} : {
+    more: page === undefined
+      ? MESSAGES.moreWhole(pagesWord(last + 1, to))
+      : MESSAGES.moreRange(pagesWord(last + 1, to)),
+  };
   const body = {
     ...head,
     pages,
@@ -118,7 +130,10 @@ export const readDocumentTool: Tool = {
       return run(context, args);
     } catch (error) {
       if (error instanceof ArgumentError) {
-        return { result: textResult(error.message, true), details: { document_id: args.document_id ?? null } };
+        return {
+          result: textResult(error.message, true),
+          details: { document_id: args.document_id ?? null },
+        };
       }
       throw error;
     }

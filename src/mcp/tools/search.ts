@@ -7,7 +7,13 @@
  */
 import { type DocumentRow, getDocument } from "../../../projections/catalogue.ts";
 import { type SearchHit, searchPassages } from "../../../projections/search_index.ts";
-import { type Arguments, ArgumentError, integerArgument, stringArgument, stringListArgument } from "../arguments.ts";
+import {
+  ArgumentError,
+  type Arguments,
+  integerArgument,
+  stringArgument,
+  stringListArgument,
+} from "../arguments.ts";
 import { documentFolder, inScope, narrowToFolders } from "../scope.ts";
 import { LIMITS, MESSAGES } from "../texts.ts";
 import { textResult, type Tool, type ToolContext, type ToolOutcome } from "./tool.ts";
@@ -75,7 +81,8 @@ export function pageOfPassages<T extends { document_id: string }>(
 
 function run(context: ToolContext, args: Arguments): ToolOutcome {
   const query = stringArgument(args, "query");
-  const limit = integerArgument(args, "limit", { min: 1, max: LIMITS.searchLimitMax }) ?? LIMITS.searchLimitDefault;
+  const limit = integerArgument(args, "limit", { min: 1, max: LIMITS.searchLimitMax }) ??
+    LIMITS.searchLimitDefault;
   const offset = integerArgument(args, "offset", { min: 0, max: LIMITS.searchOffsetMax }) ?? 0;
   const folders = stringListArgument(args, "folders");
   const details: Record<string, unknown> = { query: query ?? "" };
@@ -85,7 +92,9 @@ function run(context: ToolContext, args: Arguments): ToolOutcome {
     return { result: textResult(MESSAGES.giveQuery, true), details: { ...details, results: 0 } };
   }
   const narrowed = narrowToFolders(context.scope, folders);
-  if (!narrowed.ok) return { result: textResult(narrowed.message, true), details: { ...details, results: 0 } };
+  if (!narrowed.ok) {
+    return { result: textResult(narrowed.message, true), details: { ...details, results: 0 } };
+  }
   const ranked = searchPassages(context.db, {
     personId: context.scope.personId,
     folderIds: narrowed.narrowed.folderIds,
@@ -95,18 +104,27 @@ function run(context: ToolContext, args: Arguments): ToolOutcome {
   });
   const documents = new Map<string, DocumentRow | undefined>();
   const visible = ranked.filter((hit) => {
-    if (!documents.has(hit.document_id)) documents.set(hit.document_id, getDocument(context.db, hit.document_id));
+    if (!documents.has(hit.document_id)) {
+      documents.set(hit.document_id, getDocument(context.db, hit.document_id));
+    }
     return inScope(context.scope, documents.get(hit.document_id));
   });
   if (visible.length === 0) {
-    return { result: textResult(offset === 0 ? MESSAGES.nothingMatched : MESSAGES.nothingPast), details: { ...details, results: 0 } };
+    return {
+      result: textResult(offset === 0 ? MESSAGES.nothingMatched : MESSAGES.nothingPast),
+      details: { ...details, results: 0 },
+    };
   }
   const { page, more } = pageOfPassages(visible, limit, offset);
-  if (page.length === 0) return { result: textResult(MESSAGES.nothingPast), details: { ...details, results: 0 } };
+  if (page.length === 0) {
+    return { result: textResult(MESSAGES.nothingPast), details: { ...details, results: 0 } };
+  }
   const grouped = groupByDocument(context, page, documents);
   const result = textResult(JSON.stringify(grouped));
   const next = offset + page.length;
-  if (more && next <= LIMITS.searchOffsetMax) result.content.push({ type: "text", text: MESSAGES.moreExcerpts(next) });
+  if (more && next <= LIMITS.searchOffsetMax) {
+    result.content.push({ type: "text", text: MESSAGES.moreExcerpts(next) });
+  }
   return { result, details: { ...details, results: page.length } };
 }
 
@@ -149,7 +167,10 @@ export const searchTool: Tool = {
       return run(context, args);
     } catch (error) {
       if (error instanceof ArgumentError) {
-        return { result: textResult(error.message, true), details: { query: args.query ?? null, results: 0 } };
+        return {
+          result: textResult(error.message, true),
+          details: { query: args.query ?? null, results: 0 },
+        };
       }
       throw error;
     }

@@ -6,7 +6,13 @@
  */
 import { encodeBase64 } from "../_base64.ts";
 import { type DocumentRow, getDocument } from "../../../projections/catalogue.ts";
-import { type Arguments, ArgumentError, choiceArgument, documentIdArgument, integerArgument } from "../arguments.ts";
+import {
+  ArgumentError,
+  type Arguments,
+  choiceArgument,
+  documentIdArgument,
+  integerArgument,
+} from "../arguments.ts";
 import { inScope } from "../scope.ts";
 import { MESSAGES } from "../texts.ts";
 import { textResult, type Tool, type ToolContext, type ToolOutcome } from "./tool.ts";
@@ -37,7 +43,10 @@ async function run(context: ToolContext, args: Arguments): Promise<ToolOutcome> 
   const format = choiceArgument(args, "format", ["image", "pdf"] as const) ?? "image";
   const document = getDocument(context.db, documentId);
   if (!inScope(context.scope, document)) {
-    return { result: textResult(MESSAGES.notFound, true), details: { document_id: documentId, page, format } };
+    return {
+      result: textResult(MESSAGES.notFound, true),
+      details: { document_id: documentId, page, format },
+    };
   }
   const details = { document_id: documentId, file: document.name, page, format };
   const source = pageSource(document);
@@ -53,12 +62,14 @@ async function run(context: ToolContext, args: Arguments): Promise<ToolOutcome> 
   }
   const caption = { type: "text" as const, text: MESSAGES.viewCaption(document.name, page, source.pages) };
   const data = encodeBase64(bytes);
-  const block = format === "image"
-    ? { type: "image" as const, mimeType: "image/png", data }
-    : {
-      type: "resource" as const,
-      resource: { uri: `sergo://documents/${document.document_id}/pages/${page}.pdf`, mimeType: "application/pdf", blob: data },
-    };
+  const block = format === "image" ? { type: "image" as const, mimeType: "image/png", data } : {
+    type: "resource" as const,
+    resource: {
+      uri: `sergo://documents/${document.document_id}/pages/${page}.pdf`,
+      mimeType: "application/pdf",
+      blob: data,
+    },
+  };
   return { result: { content: [caption, block], isError: false }, details };
 }
 
@@ -72,7 +83,11 @@ export const viewPageTool: Tool = {
       if (error instanceof ArgumentError) {
         return {
           result: textResult(error.message, true),
-          details: { document_id: args.document_id ?? null, page: args.page ?? null, format: args.format ?? "image" },
+          details: {
+            document_id: args.document_id ?? null,
+            page: args.page ?? null,
+            format: args.format ?? "image",
+          },
         };
       }
       throw error;

@@ -1,0 +1,291 @@
+/**
+ * `deno task bench [--quick] [--only NAME]…`: runs every benchmark module,
+ * each beside its baseline in the same run, writes `bench/results/latest.json`
+ * (with the machine's facts) and prints one summary table against the budget
+ * of issue 9. A module that is missing or fails is reported as a failed row
+ * and the others still run.
+ *
+ * @module
+ */
+import { failedRow, formatTable, ratioRow, round, type SummaryRow } from "./_table.ts";
+
+/** A benchmark module: its file and the function it exports. */
+interface BenchModule {
+  name: string;
+  file: string;
+  fn: string;
+  /** Turns the module's result into summary rows (when it has no `rows` of its own). */
+  rows(result: Record<string, unknown>, quick: boolean): SummaryRow[];
+}
+
+type Figures = Record<string, unknown>;
+
+const num = (value: unknown): number | null =>
+  typeof value === "number" && Number.isFinite(value) ? value : null;
+const obj = (
+  value: unknown,
+): Figures => (value !== null && typeof value === "object" ? value as Figures : {});
+const show = (value: unknown, unit = ""): string => (num(value) === null ? "—" : `${value}${unit}`);
+
+/** The modules, in the order they run (start-up uses the data the replay built). */
+export const MODULES: readonly BenchModule[] = [
+  {
+    name: "protocol",
+    file: "./protocol.ts",
+    fn: "benchProtocol",
+    rows: (r) =>
+      (
+        [
+          ["tools_list", "tools/list calls/s ÷ bare Deno.serve JSON-RPC", 0.35],
+          ["list_documents", "list_documents (audited) calls/s ÷ bare", 0.2],
+        ] as const
+      ).map(([key, figure, budget]) => {
+        const part = obj(r[key]);
+        const sergo = obj(part.sergo);
+        const bare = obj(part.bare);
+        const missing = key === "list_documents" && part.one_event_per_answered_call === false;
+        const row = ratioRow({
+          figure,
+          sergo: `${show(sergo.calls_per_s, "/s")} (p50 ${show(sergo.p50_ms)} ms, p99 ${
+            show(sergo.p99_ms)
+          } ms)`,
+          baseline: `${show(bare.calls_per_s, "/s")} (p50 ${show(bare.p50_ms)} ms, p99 ${
+            show(bare.p99_ms)
+          } ms)`,
+          ratio: num(part.ratio),
+          budget: { op: ">=", value: budget },
+          note: missing
+            ? `audit events ${part.audit_events} ≠ answered calls ${part.answered_calls}`
+            : undefined,
+        });
+        return missing ? { ...row, pass: false } : row;
+      }),
+  },
+  {
+    name: "search",
+    file: "./search.ts",
+    fn: "benchSearch",
+    rows: (r) => {
+      const rows: SummaryRow[] = [];
+      for (const [size, value] of Object.entries(obj(r.speed))) {
+        const part = obj(value);
+        const pages = Number(size);
+        const budget = pages >= 1_000_000 ? 0.1 : pages >= 100_000 ? 0.2 : null;
+        rows.push(ratioRow({
+          figure: `search p99 at ${pages.toLocaleString("en")} pages ÷ plain FTS5 bm25 OR p99`,
+          sergo: `p50 ${show(obj(part.sergo_ms).p50)} ms, p99 ${show(obj(part.sergo_ms).p99)} ms`,
+          baseline: `p50 ${show(obj(part.plain_ms).p50)} ms, p99 ${show(obj(part.plain_ms).p99)} ms`,
+          ratio: num(obj(part.ratio).p99),
+          budget: budget === null ? null : { op: "<=", value: budget },
+        }));
+      }
+      const quality = obj(r.quality);
+      if (Object.keys(quality).length > 0) {
+        const sergo = obj(quality.sergo);
+        const plain = obj(quality.plain_bm25_or);
+        const sr = num(sergo.recall_at_10), sm = num(sergo.mrr);
+        const pr = num(plain.recall_at_10), pm = num(plain.mrr);
+        const above = sr !== null && sm !== null && pr !== null && pm !== null ? sr >= pr && sm > pm : null;
+        rows.push({
+          figure: `search quality, ${show(quality.questions)} questions (recall@10, MRR)`,
+          sergo: `${show(sr)}, ${show(sm)}`,
+          baseline: `${show(pr)}, ${show(pm)}`,
+          ratio: sm !== null && pm ? round(sm / pm, 3) : null,
+          budget: "above plain bm25",
+          pass: above,
+        });
+      }
+      return rows;
+    },
+  },
+  {
+    name: "ingest",
+    file: "./ingest.ts",
+    fn: "benchIngest",
+    rows: (r) => [
+      ratioRow({
+        figure: `PDF text extraction pages/s (${show(r.readers)} workers) ÷ pdftotext`,
+        sergo: `${show(r.pool_pdf_pages_per_s, " p/s")}`,
+        baseline: `${show(r.pdftotext_pages_per_s, " p/s")}`,
+        ratio: num(r.pool_vs_pdftotext),
+        budget: { op: ">=", value: 1.0 },
+        note: `PowerPoint ${show(r.pptx_files_per_s)} files/s, Word ${show(r.docx_files_per_s)} files/s` +
+          (num(r.failed) ? `; ${r.failed} files failed` : ""),
+      }),
+    ],
+  },
+  {
+    name: "page_views",
+    file: "./page_views.ts",
+    fn: "benchPageViews",
+    rows: (r) => [
+      ratioRow({
+        figure: `view_page first render ÷ pdftoppm -r 110 (${show(r.pages)} pages)`,
+        sergo: `${show(r.first_render_ms, " ms")}`,
+        baseline: `${show(r.pdftoppm_ms, " ms")}`,
+        ratio: num(r.first_vs_pdftoppm),
+        budget: { op: "<=", value: 0.5 },
+      }),
+      ratioRow({
+        figure: "view_page cached ÷ first render",
+        sergo: `${show(r.cached_ms, " ms")}`,
+        baseline: `${show(r.first_render_ms, " ms")}`,
+        ratio: num(r.cached_vs_first),
+        budget: { op: "<=", value: 0.02 },
+      }),
+    ],
+  },
+  { name: "replay", file: "./replay.ts", fn: "benchReplay", rows: () => [] },
+  { name: "startup", file: "./startup.ts", fn: "benchStartup", rows: () => [] },
+];
+
+/** What `main` was asked. */
+interface Args {
+  quick: boolean;
+  only: string[];
+}
+
+function parseArgs(args: string[]): Args | string {
+  const out: Args = { quick: false, only: [] };
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === "--quick") out.quick = true;
+    else if (arg === "--only" || arg.startsWith("--only=")) {
+      const value = arg === "--only" ? args[++i] : arg.slice("--only=".length);
+      if (!value) return `"--only" needs a module name: one of ${MODULES.map((m) => m.name).join(", ")}`;
+      for (const name of value.split(",")) {
+        if (!MODULES.some((module) => module.name === name)) {
+          return `Unknown benchmark "${name}": use one of ${MODULES.map((m) => m.name).join(", ")}`;
+        }
+        out.only.push(name);
+      }
+    } else return `Unknown argument "${arg}": use --quick and --only NAME`;
+  }
+  return out;
+}
+
+/** Facts of the machine the figures were measured on. */
+async function machine(): Promise<Figures> {
+  const cpu = await Deno.readTextFile("/proc/cpuinfo").then((text) =>
+    text.match(/model name\s*:\s*(.+)/)?.[1] ?? null
+  )
+    .catch(() => null);
+  return {
+    cores: navigator.hardwareConcurrency,
+    cpu,
+    memory_gb: round(Deno.systemMemoryInfo().total / 1024 ** 3, 1),
+    os: `${Deno.build.os} ${Deno.osRelease()}`,
+    deno: Deno.version.deno,
+    v8: Deno.version.v8,
+    sqlite: await sqliteVersion(),
+    load_average_at_start: Deno.loadavg(),
+  };
+}
+
+async function sqliteVersion(): Promise<string | null> {
+  try {
+    const { DatabaseSync } = await import("node:sqlite");
+    const db = new DatabaseSync(":memory:");
+    const row = db.prepare("SELECT sqlite_version() AS v").get() as { v: string };
+    db.close();
+    return row.v;
+  } catch {
+    return null;
+  }
+}
+
+/** Runs one module; a missing module or a failure becomes a failed row. */
+async function runModule(
+  module: BenchModule,
+  quick: boolean,
+): Promise<{ ok: boolean; seconds: number; result?: Figures; error?: string; rows: SummaryRow[] }> {
+  const started = performance.now();
+  const seconds = () => round((performance.now() - started) / 1000, 1);
+  let run: (opts: { quick: boolean }) => Promise<Figures>;
+  try {
+    const imported = await import(new URL(module.file, import.meta.url).href) as Record<string, unknown>;
+    const fn = imported[module.fn];
+    if (typeof fn !== "function") {
+      throw new Error(`"bench/${module.file.slice(2)}" does not export ${module.fn}`);
+    }
+    run = fn as typeof run;
+  } catch (error) {
+    const message = `not run: ${firstLine(error)}`;
+    return { ok: false, seconds: seconds(), error: message, rows: [failedRow(module.name, message)] };
+  }
+  try {
+    const result = await run({ quick });
+    let rows: SummaryRow[];
+    try {
+      rows = Array.isArray(result.rows) ? result.rows as SummaryRow[] : module.rows(result, quick);
+    } catch (error) {
+      rows = [failedRow(module.name, `its figures could not be read: ${firstLine(error)}`)];
+    }
+    if (rows.length === 0) rows = [failedRow(module.name, "it returned no figures")];
+    return { ok: true, seconds: seconds(), result, rows };
+  } catch (error) {
+    const message = `failed: ${firstLine(error)}`;
+    console.error(`bench ${module.name} failed:`, error);
+    return { ok: false, seconds: seconds(), error: message, rows: [failedRow(module.name, message)] };
+  }
+}
+
+function firstLine(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  return text.split("\n")[0]!.slice(0, 300);
+}
+
+/** Runs the benchmarks; returns the exit code (1 when a module could not run). */
+export async function main(argv: string[]): Promise<number> {
+  const args = parseArgs(argv);
+  if (typeof args === "string") {
+    console.error(args);
+    return 2;
+  }
+  const chosen = MODULES.filter((module) => args.only.length === 0 || args.only.includes(module.name));
+  const started = new Date();
+  const facts = await machine();
+  console.log(
+    `Sergo benchmarks${args.quick ? " (quick)" : ""}: ${
+      chosen.map((m) => m.name).join(", ")
+    } on ${facts.cores} cores, ` +
+      `Deno ${facts.deno}, load ${
+        (facts.load_average_at_start as number[]).map((n) => n.toFixed(2)).join(" ")
+      }`,
+  );
+  const modules: Record<string, unknown> = {};
+  const summary: SummaryRow[] = [];
+  let failed = false;
+  for (const module of chosen) {
+    console.log(`\n== ${module.name}`);
+    const outcome = await runModule(module, args.quick);
+    failed ||= !outcome.ok;
+    modules[module.name] = outcome.ok
+      ? { ok: true, seconds: outcome.seconds, result: outcome.result }
+      : { ok: false, seconds: outcome.seconds, error: outcome.error };
+    summary.push(...outcome.rows);
+    console.log(`(${module.name}: ${outcome.seconds} s)`);
+  }
+  const report = {
+    date: started.toISOString(),
+    command: `deno task bench${args.quick ? " --quick" : ""}${
+      args.only.map((name) => ` --only ${name}`).join("")
+    }`,
+    quick: args.quick,
+    seconds: round((Date.now() - started.getTime()) / 1000, 1),
+    machine: { ...facts, load_average_at_end: Deno.loadavg() },
+    summary,
+    modules,
+  };
+  const results = new URL("./results/", import.meta.url);
+  await Deno.mkdir(results, { recursive: true });
+  await Deno.writeTextFile(new URL("latest.json", results), JSON.stringify(report, null, 2) + "\n");
+  console.log(`\n${formatTable(summary)}\n`);
+  console.log(
+    `${report.command} — ${report.seconds} s on ${facts.cores} cores (${facts.cpu ?? "unknown CPU"}), ` +
+      `${facts.memory_gb} GB, Deno ${facts.deno}, ${report.date}; figures in bench/results/latest.json`,
+  );
+  return failed ? 1 : 0;
+}
+
+if (import.meta.main) Deno.exit(await main(Deno.args));

@@ -10,7 +10,9 @@ if (import.meta.main) {
   const args = [...Deno.args];
   if (args.length === 0 || args[0] === "--help" || args[0] === "help") {
     console.log("Usage: sergo COMMAND [options]   (deno task sergo COMMAND …)\n\nCommands:");
-    for (const [name, spec] of Object.entries(COMMANDS)) console.log(`  ${name.padEnd(20)} ${spec.summary.split(".")[0]}`);
+    for (const [name, spec] of Object.entries(COMMANDS)) {
+      console.log(`  ${name.padEnd(20)} ${spec.summary.split(".")[0]}`);
+    }
     console.log("\nEach command takes --help.");
     Deno.exit(args.length === 0 ? 2 : 0);
   }

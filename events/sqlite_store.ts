@@ -5,7 +5,7 @@
  * @module
  */
 import { DatabaseSync } from "node:sqlite";
-import { eventHash, GENESIS_HASH, type StoredRow, verifyRows, type ChainVerdict } from "./hash_chain.ts";
+import { type ChainVerdict, eventHash, GENESIS_HASH, type StoredRow, verifyRows } from "./hash_chain.ts";
 import {
   type AppendOptions,
   type AppendResult,
@@ -88,7 +88,9 @@ export class SqliteEventStore implements EventStore {
 
   append(stream: string, events: SergoEvent[], options: AppendOptions = {}): Promise<AppendResult> {
     if (this.#closed) return Promise.reject(new Error("Cannot append: the event store is closed"));
-    if (events.length === 0) return Promise.reject(new Error(`Cannot append to "${stream}": no events given`));
+    if (events.length === 0) {
+      return Promise.reject(new Error(`Cannot append to "${stream}": no events given`));
+    }
     let validated: SergoEvent[];
     try {
       validated = events.map((event) => validateEvent(event));
@@ -125,7 +127,9 @@ export class SqliteEventStore implements EventStore {
       let prevHash = head.hash;
       const getVersion = this.#db.prepare("SELECT version FROM streams WHERE stream = ?");
       const insertStream = this.#db.prepare("INSERT INTO streams (stream, version) VALUES (?, ?)");
-      const updateStream = this.#db.prepare("UPDATE streams SET version = ? WHERE stream = ? AND version = ?");
+      const updateStream = this.#db.prepare(
+        "UPDATE streams SET version = ? WHERE stream = ? AND version = ?",
+      );
       const insertEvent = this.#db.prepare(
         `INSERT INTO events (position, stream, stream_version, type, schema_version, data, metadata, prev_hash, hash)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,

@@ -94,7 +94,11 @@ const schemas = {
     pages_estimated: z.boolean(),
     pages: z.array(processedPageSchema),
   }),
-  ProcessingFailed: z.object({ document_id: id, preset: z.enum(PRESETS), reason: z.string().min(1).max(1000) }),
+  ProcessingFailed: z.object({
+    document_id: id,
+    preset: z.enum(PRESETS),
+    reason: z.string().min(1).max(1000),
+  }),
 
   PdfCopyRequested: z.object({ document_id: id }),
   PdfCopyMade: z.object({
@@ -154,8 +158,9 @@ const schemas = {
 } as const;
 
 /** Every event type's schema, by type. */
-export const EVENT_SCHEMAS: { readonly [K in keyof typeof schemas]: z.ZodType<z.infer<(typeof schemas)[K]>> } =
-  schemas;
+export const EVENT_SCHEMAS: {
+  readonly [K in keyof typeof schemas]: z.ZodType<z.infer<(typeof schemas)[K]>>;
+} = schemas;
 
 /** Schema version of each event type; raise one when its data changes shape. */
 export const EVENT_VERSIONS: { readonly [K in EventType]: number } = {

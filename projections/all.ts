@@ -10,4 +10,9 @@ import type { Projection } from "./projection.ts";
 import { searchIndexProjection } from "./search_index.ts";
 
 /** Every projection. */
-export const ALL_PROJECTIONS: readonly Projection[] = [catalogue, keyScopes, searchIndexProjection, auditView];
+export const ALL_PROJECTIONS: readonly Projection[] = [
+  catalogue,
+  keyScopes,
+  searchIndexProjection,
+  auditView,
+];

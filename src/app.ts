@@ -37,7 +37,13 @@ export async function openApp(dataDir: string, options: AppOptions = {}): Promis
   const paths = dataPaths(dataDir);
   const store = openSqliteStore(paths.events);
   const projector = openProjector(paths.projections, ALL_PROJECTIONS, { onProgress: options.onProgress });
-  const app = new SergoApp(dataDir, store, projector, new BlobStore(paths.blobs), options.now ?? (() => new Date()));
+  const app = new SergoApp(
+    dataDir,
+    store,
+    projector,
+    new BlobStore(paths.blobs),
+    options.now ?? (() => new Date()),
+  );
   app.catchUp();
   return app;
 }

@@ -57,7 +57,9 @@ function env(name: string): string | undefined {
 function integer(name: string, raw: string, min: number, max: number): number {
   if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
   const value = Number(raw);
-  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
+  if (value < min || value > max) {
+    throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
+  }
   return value;
 }
 
@@ -66,7 +68,9 @@ export function loadConfig(args: readonly string[] = []): Config {
   const dataDir = flagValue(args, "data") ?? env("SERGO_DATA") ?? "./data";
   if (dataDir.trim() === "") throw new ConfigError("The data directory cannot be empty");
   const host = flagValue(args, "host") ?? env("SERGO_HOST") ?? "127.0.0.1";
-  if (!/^[A-Za-z0-9.:\-\[\]]+$/.test(host)) throw new ConfigError(`Host "${host}" is not a host name or address`);
+  if (!/^[A-Za-z0-9.:\-\[\]]+$/.test(host)) {
+    throw new ConfigError(`Host "${host}" is not a host name or address`);
+  }
   const port = integer("Port", flagValue(args, "port") ?? env("SERGO_PORT") ?? "8787", 0, 65535);
   const maxUploadMb = integer("SERGO_MAX_UPLOAD_MB", env("SERGO_MAX_UPLOAD_MB") ?? "200", 1, 100_000);
   const origins = (env("SERGO_ALLOWED_ORIGINS") ?? "").split(",").map((o) => o.trim()).filter(Boolean);
@@ -81,7 +85,9 @@ export function loadConfig(args: readonly string[] = []): Config {
   }
   const certFile = flagValue(args, "cert") ?? env("SERGO_TLS_CERT") ?? null;
   const keyFile = flagValue(args, "key") ?? env("SERGO_TLS_KEY") ?? null;
-  if ((certFile === null) !== (keyFile === null)) throw new ConfigError("Give both --cert and --key for https, or neither");
+  if ((certFile === null) !== (keyFile === null)) {
+    throw new ConfigError("Give both --cert and --key for https, or neither");
+  }
   return {
     dataDir,
     host,

@@ -44,7 +44,11 @@ export interface Services {
 }
 
 /** Builds the services of a server over an open app. */
-export async function createServices(app: SergoApp, config: Config, options: { renderPool?: RenderPool } = {}): Promise<Services> {
+export async function createServices(
+  app: SergoApp,
+  config: Config,
+  options: { renderPool?: RenderPool } = {},
+): Promise<Services> {
   const pool = options.renderPool ?? createRenderPool();
   // Rendered pages live apart from originals and copies, so the cache folder can be deleted at any time.
   const pageViews = new PageViews(app.blobs, pool, { cache: new BlobStore(join(app.dataDir, "cache")) });
@@ -55,7 +59,11 @@ export async function createServices(app: SergoApp, config: Config, options: { r
     config,
     pageViews,
     async pagePicture(doc, page, format) {
-      const source = doc.type === "pdf" ? doc.sha256 : doc.pdf_copy_status === "made" ? doc.pdf_copy_sha256 : null;
+      const source = doc.type === "pdf"
+        ? doc.sha256
+        : doc.pdf_copy_status === "made"
+        ? doc.pdf_copy_sha256
+        : null;
       if (source === null) {
         throw new DomainError(
           "not_found",
@@ -72,7 +80,11 @@ export async function createServices(app: SergoApp, config: Config, options: { r
     },
     audit(request, personId) {
       const path = new URL(request.url).pathname;
-      const deps = { projectionsDb: app.db, dataDir: app.dataDir, eventsDbPath: dataPaths(app.dataDir).events };
+      const deps = {
+        projectionsDb: app.db,
+        dataDir: app.dataDir,
+        eventsDbPath: dataPaths(app.dataDir).events,
+      };
       if (request.method !== "GET") return Promise.resolve(null);
       if (path === "/api/audit") return auditRoutes.list(request, personId, deps);
       if (path === "/api/audit/export") return auditRoutes.export(request, personId, deps);
@@ -98,7 +110,9 @@ export async function createServices(app: SergoApp, config: Config, options: { r
     },
     health: () =>
       Promise.resolve({
-        pdf_copies: converter.ok ? { converter: "libreoffice", ok: true } : { ok: false, converter: "missing", detail: converter.detail },
+        pdf_copies: converter.ok
+          ? { converter: "libreoffice", ok: true }
+          : { ok: false, converter: "missing", detail: converter.detail },
       }),
     kick: () => copies.kick(),
     async close() {

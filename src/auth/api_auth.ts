@@ -45,12 +45,22 @@ export function authenticateApi(db: DatabaseSync, request: Request, now: Date): 
   }
   const challenge = { "www-authenticate": 'Bearer realm="sergo"' };
   if (value === null) {
-    return errorResponse(401, "no_auth", "No credentials — send a personal key or a login token in the Authorization header", challenge);
+    return errorResponse(
+      401,
+      "no_auth",
+      "No credentials — send a personal key or a login token in the Authorization header",
+      challenge,
+    );
   }
   const form = parseSecret(value);
   const invalid = { "www-authenticate": 'Bearer realm="sergo", error="invalid_token"' };
   if (!form.valid) {
-    return errorResponse(401, "bad_key", "Malformed key — the prefix or checksum doesn't match, so check the value wasn't truncated when copied", invalid);
+    return errorResponse(
+      401,
+      "bad_key",
+      "Malformed key — the prefix or checksum doesn't match, so check the value wasn't truncated when copied",
+      invalid,
+    );
   }
   const credential = findCredential(db, hashSecret(value), now);
   if (!credential) {
@@ -64,7 +74,11 @@ export function authenticateApi(db: DatabaseSync, request: Request, now: Date): 
     );
   }
   if (credential.kind === "agent") {
-    return errorResponse(403, "agent_key", "Agent keys work with MCP only — use a personal key or a login token for the API");
+    return errorResponse(
+      403,
+      "agent_key",
+      "Agent keys work with MCP only — use a personal key or a login token for the API",
+    );
   }
   return { personId: credential.person_id, kind: credential.kind, credentialId: credential.id, viaCookie };
 }

@@ -71,7 +71,9 @@ export function parseSecret(value: string): SecretForm {
   if (kind === null) return { kind: null, valid: false };
   const prefix = PREFIXES[kind];
   const rest = value.slice(prefix.length);
-  if (rest.length !== RANDOM_CHARS + CHECKSUM_CHARS || !/^[0-9A-Za-z]+$/.test(rest)) return { kind, valid: false };
+  if (rest.length !== RANDOM_CHARS + CHECKSUM_CHARS || !/^[0-9A-Za-z]+$/.test(rest)) {
+    return { kind, valid: false };
+  }
   const body = value.slice(0, value.length - CHECKSUM_CHARS);
   const expected = base62(crc32(body), CHECKSUM_CHARS);
   const actual = value.slice(value.length - CHECKSUM_CHARS);

@@ -10,13 +10,22 @@ import { hashSecret, maskKey, parseSecret } from "./key_format.ts";
 
 /** The answers of `/mcp` authentication, word for word from the reference. */
 export const MCP_AUTH_ERRORS = {
-  noAuth: { status: 401, code: "no_auth", message: "No credentials — send a login token or an sgk_ key in the Authorization header" },
+  noAuth: {
+    status: 401,
+    code: "no_auth",
+    message: "No credentials — send a login token or an sgk_ key in the Authorization header",
+  },
   malformed: {
     status: 401,
     code: "bad_key",
-    message: "Malformed key — the prefix or checksum doesn't match, so check the value wasn't truncated when copied",
+    message:
+      "Malformed key — the prefix or checksum doesn't match, so check the value wasn't truncated when copied",
   },
-  loginToken: { status: 401, code: "no_auth", message: "MCP takes an agent key (sgk_s_…) in the Authorization header" },
+  loginToken: {
+    status: 401,
+    code: "no_auth",
+    message: "MCP takes an agent key (sgk_s_…) in the Authorization header",
+  },
   personalKey: {
     status: 403,
     code: "personal_key",
@@ -30,7 +39,10 @@ export const MCP_AUTH_ERRORS = {
 } as const;
 
 /** The outcome of authenticating an MCP request. */
-export type McpAuthResult = { ok: true; key: AgentKey; maskedKey: string } | { ok: false; response: Response };
+export type McpAuthResult = { ok: true; key: AgentKey; maskedKey: string } | {
+  ok: false;
+  response: Response;
+};
 
 /** Reads the bearer value of an `Authorization` header, or null when there is none. */
 export function bearerValue(authorization: string | null): string | null {
@@ -46,7 +58,10 @@ export function authErrorResponse(
 ): Response {
   const headers = new Headers({ "content-type": "application/json" });
   if (error.status === 401) {
-    headers.set("www-authenticate", credentialSent ? 'Bearer realm="sergo", error="invalid_token"' : 'Bearer realm="sergo"');
+    headers.set(
+      "www-authenticate",
+      credentialSent ? 'Bearer realm="sergo", error="invalid_token"' : 'Bearer realm="sergo"',
+    );
   }
   return new Response(JSON.stringify({ code: error.code, message: error.message }), {
     status: error.status,
@@ -55,14 +70,20 @@ export function authErrorResponse(
 }
 
 /** Authenticates an agent key from the `Authorization` header at `now`. */
-export function authenticateAgentKey(db: DatabaseSync, authorization: string | null, now: Date): McpAuthResult {
+export function authenticateAgentKey(
+  db: DatabaseSync,
+  authorization: string | null,
+  now: Date,
+): McpAuthResult {
   const value = bearerValue(authorization);
   if (value === null) return { ok: false, response: authErrorResponse(MCP_AUTH_ERRORS.noAuth, false) };
   const form = parseSecret(value);
   if (!form.valid) return { ok: false, response: authErrorResponse(MCP_AUTH_ERRORS.malformed, true) };
   const credential = findCredential(db, hashSecret(value), now);
   if (!credential) return { ok: false, response: authErrorResponse(MCP_AUTH_ERRORS.unknown, true) };
-  if (credential.kind === "login") return { ok: false, response: authErrorResponse(MCP_AUTH_ERRORS.loginToken, true) };
+  if (credential.kind === "login") {
+    return { ok: false, response: authErrorResponse(MCP_AUTH_ERRORS.loginToken, true) };
+  }
   if (credential.kind === "personal") {
     return { ok: false, response: authErrorResponse(MCP_AUTH_ERRORS.personalKey, true) };
   }

@@ -11,10 +11,20 @@ const R = 8;
 const P = 1;
 const KEY_LENGTH = 32;
 
-function derive(password: string, salt: Buffer | Uint8Array, n: number, r: number, p: number): Promise<Buffer> {
+function derive(
+  password: string,
+  salt: Buffer | Uint8Array,
+  n: number,
+  r: number,
+  p: number,
+): Promise<Buffer> {
   return new Promise((resolve, reject) =>
-    scrypt(password, salt, KEY_LENGTH, { N: n, r, p, maxmem: 64 * 1024 * 1024 }, (error, key) =>
-      error ? reject(error) : resolve(key)
+    scrypt(
+      password,
+      salt,
+      KEY_LENGTH,
+      { N: n, r, p, maxmem: 64 * 1024 * 1024 },
+      (error, key) => error ? reject(error) : resolve(key),
     )
   );
 }

@@ -46,7 +46,9 @@ export function parseCommand(args: string[], spec: CommandSpec): Parsed {
   try {
     parsed = parseArgs({ args, options, allowPositionals: true, strict: true });
   } catch (error) {
-    const message = error instanceof Error ? error.message.split("\n")[0]!.replace(/\. To specify.*$/, "") : String(error);
+    const message = error instanceof Error
+      ? error.message.split("\n")[0]!.replace(/\. To specify.*$/, "")
+      : String(error);
     throw new UsageError(`${message} — usage: ${spec.usage}`);
   }
   const help = parsed.values.help === true;
@@ -67,7 +69,9 @@ export function helpText(spec: CommandSpec): string {
   for (const [name, option] of Object.entries(spec.options ?? {})) {
     lines.push(`  --${name.padEnd(16)} ${option.help}${option.multiple ? " (may repeat)" : ""}`);
   }
-  for (const [name, help] of Object.entries(spec.booleans ?? {})) lines.push(`  --${name.padEnd(16)} ${help}`);
+  for (const [name, help] of Object.entries(spec.booleans ?? {})) {
+    lines.push(`  --${name.padEnd(16)} ${help}`);
+  }
   lines.push(`  --${"data".padEnd(16)} the data directory (SERGO_DATA, default ./data)`);
   return lines.join("\n");
 }
@@ -75,7 +79,9 @@ export function helpText(spec: CommandSpec): string {
 /** A required string flag. */
 export function requireFlag(parsed: Parsed, name: string, spec: CommandSpec): string {
   const value = parsed.values[name];
-  if (typeof value !== "string" || value === "") throw new UsageError(`--${name} is required — usage: ${spec.usage}`);
+  if (typeof value !== "string" || value === "") {
+    throw new UsageError(`--${name} is required — usage: ${spec.usage}`);
+  }
   return value;
 }
 

@@ -14,7 +14,7 @@ import { listAgentKeys, oldValues } from "../../projections/key_scopes.ts";
 import { ALL_PROJECTIONS } from "../../projections/all.ts";
 import { removeDatabase, replayInto } from "../../projections/replay.ts";
 import { openSqliteStore } from "../../events/sqlite_store.ts";
-import { type SergoApp, dataPaths, openApp } from "../app.ts";
+import { dataPaths, openApp, type SergoApp } from "../app.ts";
 import { ConfigError, loadConfig } from "../config.ts";
 import { DomainError } from "../domain/errors.ts";
 import { ensureFolderPath, requireFolderPath } from "../domain/folders.ts";
@@ -27,9 +27,17 @@ import {
   rollAgentKey,
 } from "../domain/keys.ts";
 import { addPerson, requirePerson } from "../domain/people.ts";
-import { requestProcessing, uploadFile } from "../domain/documents.ts";
+import { requestProcessing } from "../domain/documents.ts";
 import { maskKey } from "../auth/key_format.ts";
-import { type CommandSpec, helpText, manyFlag, type Parsed, parseCommand, requireFlag, UsageError } from "./args.ts";
+import {
+  type CommandSpec,
+  helpText,
+  manyFlag,
+  parseCommand,
+  type Parsed,
+  requireFlag,
+  UsageError,
+} from "./args.ts";
 import { extraCommands } from "./extra_commands.ts";
 
 /** A command: its spec and what it does. */
@@ -80,7 +88,8 @@ function canReadFrom(app: SergoApp, personId: string, parsed: Parsed): CanRead {
 const core: Record<string, Command> = {
   "replay": {
     usage: "sergo replay [--data DIR]",
-    summary: "Rebuilds every projection from the whole log into a fresh file, swaps it in, and prints the digest.",
+    summary:
+      "Rebuilds every projection from the whole log into a fresh file, swaps it in, and prints the digest.",
     async run(_parsed, context) {
       const paths = dataPaths(context.dataDir);
       await Deno.stat(paths.events).catch(() => {
@@ -93,12 +102,20 @@ const core: Record<string, Command> = {
           onProgress(position, head) {
             const seconds = (performance.now() - started) / 1000;
             const rate = Math.round(position / Math.max(seconds, 0.001));
-            progress(`replay: ${position}/${head} events (${((position / Math.max(head, 1)) * 100).toFixed(1)}%), ${rate} events/s`);
+            progress(
+              `replay: ${position}/${head} events (${
+                ((position / Math.max(head, 1)) * 100).toFixed(1)
+              }%), ${rate} events/s`,
+            );
           },
         });
         progressDone();
         const seconds = (performance.now() - started) / 1000;
-        console.error(`Replayed ${events} events in ${seconds.toFixed(2)} s (${Math.round(events / Math.max(seconds, 0.001))} events/s).`);
+        console.error(
+          `Replayed ${events} events in ${seconds.toFixed(2)} s (${
+            Math.round(events / Math.max(seconds, 0.001))
+          } events/s).`,
+        );
         console.log(digest);
       } finally {
         await store.close();
@@ -108,7 +125,8 @@ const core: Record<string, Command> = {
   },
   "log verify": {
     usage: "sergo log verify [--data DIR]",
-    summary: "Walks the hash chain of the event log and prints the head, or the first position that does not verify.",
+    summary:
+      "Walks the hash chain of the event log and prints the head, or the first position that does not verify.",
     async run(_parsed, context) {
       const paths = dataPaths(context.dataDir);
       await Deno.stat(paths.events).catch(() => {
@@ -153,8 +171,13 @@ const core: Record<string, Command> = {
     run: (parsed, context) =>
       withApp(context, async (app) => {
         const spec = COMMANDS["person add"]!;
-        const person = await addPerson(app, { name: requireFlag(parsed, "name", spec), email: requireFlag(parsed, "email", spec) });
-        console.log(`Added ${person.name} <${person.email}> (${rootLabel(person.name)}), id ${person.person_id}`);
+        const person = await addPerson(app, {
+          name: requireFlag(parsed, "name", spec),
+          email: requireFlag(parsed, "email", spec),
+        });
+        console.log(
+          `Added ${person.name} <${person.email}> (${rootLabel(person.name)}), id ${person.person_id}`,
+        );
         return 0;
       }),
   },
@@ -166,13 +189,17 @@ const core: Record<string, Command> = {
     run: (parsed, context) =>
       withApp(context, async (app) => {
         const person = requirePerson(app, requireFlag(parsed, "person", COMMANDS["folder add"]!));
-        const folder = await ensureFolderPath(app, { personId: person.person_id, path: parsed.positionals[0]! }, "cli");
+        const folder = await ensureFolderPath(app, {
+          personId: person.person_id,
+          path: parsed.positionals[0]!,
+        }, "cli");
         console.log(`${rootLabel(person.name)}/${folder.path} (id ${folder.folder_id})`);
         return 0;
       }),
   },
   "upload": {
-    usage: 'sergo upload --person EMAIL [--folder "Energy outlooks/Basic"] [--preset basic|none] [--no-wait] FILE...',
+    usage:
+      'sergo upload --person EMAIL [--folder "Energy outlooks/Basic"] [--preset basic|none] [--no-wait] FILE...',
     summary: "Uploads files, waits for each to be processed, and prints each document's id and final status.",
     options: {
       person: { help: "the owner's email" },
@@ -205,7 +232,8 @@ const core: Record<string, Command> = {
       }),
   },
   "key add": {
-    usage: 'sergo key add --person EMAIL --name NAME --description "..." --read FOLDER [--read …] [--read-document ID]…',
+    usage:
+      'sergo key add --person EMAIL --name NAME --description "..." --read FOLDER [--read …] [--read-document ID]…',
     summary: "Creates an agent key (an MCP server) and prints its value once, on the last line.",
     options: {
       person: { help: "the owner's email" },
@@ -231,8 +259,13 @@ const core: Record<string, Command> = {
   },
   "key roll": {
     usage: "sergo key roll --person EMAIL --name NAME --grace now|1h|24h|7d",
-    summary: "Gives an agent key a new value; the old one keeps working for the grace time. Prints the new value last.",
-    options: { person: { help: "the owner's email" }, name: { help: "the key's name" }, grace: { help: "now, 1h, 24h or 7d" } },
+    summary:
+      "Gives an agent key a new value; the old one keeps working for the grace time. Prints the new value last.",
+    options: {
+      person: { help: "the owner's email" },
+      name: { help: "the key's name" },
+      grace: { help: "now, 1h, 24h or 7d" },
+    },
     run: (parsed, context) =>
       withApp(context, async (app) => {
         const spec = COMMANDS["key roll"]!;
@@ -243,7 +276,9 @@ const core: Record<string, Command> = {
           keyId: key.key_id,
           grace: requireFlag(parsed, "grace", spec),
         }, "cli");
-        console.log(`Rolled ${key.name}: the old value works until ${rolled.oldExpiresAt}. The new value is shown this once:`);
+        console.log(
+          `Rolled ${key.name}: the old value works until ${rolled.oldExpiresAt}. The new value is shown this once:`,
+        );
         console.log(rolled.value);
         return 0;
       }),
@@ -258,13 +293,19 @@ const core: Record<string, Command> = {
         const keys = listAgentKeys(app.db, person.person_id);
         if (keys.length === 0) console.log("No agent keys.");
         for (const key of keys) {
-          const folders = key.can_read.folders.map((id) => getFolder(app.db, id)?.path ?? `(deleted folder ${id})`);
-          const old = oldValues(app.db, key.key_id, app.now()).map((v) => `${maskKey("agent", v.last4)} until ${v.expires_at}`);
+          const folders = key.can_read.folders.map((id) =>
+            getFolder(app.db, id)?.path ?? `(deleted folder ${id})`
+          );
+          const old = oldValues(app.db, key.key_id, app.now()).map((v) =>
+            `${maskKey("agent", v.last4)} until ${v.expires_at}`
+          );
           console.log(
             [
               key.name,
               maskKey("agent", key.last4),
-              `reads: ${[...folders, ...key.can_read.documents.map((d) => `document ${d}`)].join(", ") || "nothing"}`,
+              `reads: ${
+                [...folders, ...key.can_read.documents.map((d) => `document ${d}`)].join(", ") || "nothing"
+              }`,
               ...(old.length ? [`old values: ${old.join(", ")}`] : []),
             ].join("\t"),
           );
@@ -319,11 +360,17 @@ const core: Record<string, Command> = {
     run: (parsed, context) =>
       withApp(context, (app) => {
         const person = requirePerson(app, requireFlag(parsed, "person", COMMANDS["document list"]!));
-        const { items } = listDocuments(app.db, { personId: person.person_id, folderIds: null, documentIds: [] }, {
+        const { items } = listDocuments(app.db, {
+          personId: person.person_id,
+          folderIds: null,
+          documentIds: [],
+        }, {
           limit: 1_000_000,
           offset: 0,
         });
-        for (const doc of items) console.log([doc.document_id, doc.status, doc.page_count ?? "-", doc.name].join("\t"));
+        for (const doc of items) {
+          console.log([doc.document_id, doc.status, doc.page_count ?? "-", doc.name].join("\t"));
+        }
         return Promise.resolve(0);
       }),
   },
@@ -359,7 +406,9 @@ const core: Record<string, Command> = {
 
 const DOCUMENT_HELPERS = {
   documentById(app: SergoApp, id: string) {
-    const row = app.db.prepare("SELECT person_id, document_id FROM cat_documents WHERE document_id = ?").get(id) as
+    const row = app.db.prepare("SELECT person_id, document_id FROM cat_documents WHERE document_id = ?").get(
+      id,
+    ) as
       | { person_id: string; document_id: string }
       | undefined;
     if (!row) throw new DomainError("not_found", `No document with id "${id}"`);
@@ -406,7 +455,9 @@ export async function runCommand(args: string[]): Promise<number> {
       console.log(helpText(command));
       return 0;
     }
-    const config = loadConfig(command.raw ? rest.filter((a, i) => a.startsWith("--data") || rest[i - 1] === "--data") : rest);
+    const config = loadConfig(
+      command.raw ? rest.filter((a, i) => a.startsWith("--data") || rest[i - 1] === "--data") : rest,
+    );
     return await command.run(parsed, {
       dataDir: config.dataDir,
       args: rest,

@@ -62,7 +62,8 @@ export const extraCommands: Record<string, Command> = {
   },
   "mcp-stdio": {
     usage: "sergo mcp-stdio --key-env SERGO_KEY [--data DIR]",
-    summary: "Serves one agent key's MCP server over stdio, for clients that launch a command; audited like HTTP.",
+    summary:
+      "Serves one agent key's MCP server over stdio, for clients that launch a command; audited like HTTP.",
     options: { "key-env": { help: "the environment variable holding the agent key's value" } },
     async run(parsed, context) {
       const variable = requireFlag(parsed, "key-env", extraCommands["mcp-stdio"]!);
@@ -84,7 +85,8 @@ export const extraCommands: Record<string, Command> = {
   },
   "pdf-copy": {
     usage: "sergo pdf-copy ID",
-    summary: "Makes a PDF copy of an Office or text file now (the console's \"Make a PDF copy\") and prints the outcome.",
+    summary:
+      'Makes a PDF copy of an Office or text file now (the console\'s "Make a PDF copy") and prints the outcome.',
     positionals: [1, 1],
     async run(parsed, context) {
       const app = await context.open();

@@ -27,7 +27,10 @@ export interface RunningServer {
 }
 
 /** Starts the server with a configuration; tests use it too, with port 0. */
-export async function startServer(config: Config, options: { now?: () => Date; quiet?: boolean } = {}): Promise<RunningServer> {
+export async function startServer(
+  config: Config,
+  options: { now?: () => Date; quiet?: boolean } = {},
+): Promise<RunningServer> {
   const started = performance.now();
   const app = await openApp(config.dataDir, {
     now: options.now,
@@ -68,7 +71,9 @@ export async function startServer(config: Config, options: { now?: () => Date; q
   const host = addr.hostname.includes(":") ? `[${addr.hostname}]` : addr.hostname;
   const url = `${scheme}://${host}:${addr.port}`;
   if (!options.quiet) {
-    console.log(`Sergo is serving ${config.dataDir} at ${url} (ready in ${Math.round(performance.now() - started)} ms)`);
+    console.log(
+      `Sergo is serving ${config.dataDir} at ${url} (ready in ${Math.round(performance.now() - started)} ms)`,
+    );
   }
   let stopping: Promise<void> | null = null;
   const stop = () =>

@@ -46,9 +46,17 @@ export async function uploadAndWait(
   if (input.wait) await waitForDocuments(app, ids);
   for (const id of ids) {
     const doc = getDocument(app.db, id)!;
-    const pages = doc.page_count === null ? "" : `\t${doc.page_count} ${doc.page_count === 1 ? "page" : "pages"}${doc.pages_estimated ? " (estimated)" : ""}`;
+    const pages = doc.page_count === null
+      ? ""
+      : `\t${doc.page_count} ${doc.page_count === 1 ? "page" : "pages"}${
+        doc.pages_estimated ? " (estimated)" : ""
+      }`;
     const reason = doc.failure_reason ? `\t${doc.failure_reason}` : "";
-    console.log(`${doc.document_id}\t${doc.status === "processing" ? "processing" : doc.status}${pages}\t${doc.name}${reason}`);
+    console.log(
+      `${doc.document_id}\t${
+        doc.status === "processing" ? "processing" : doc.status
+      }${pages}\t${doc.name}${reason}`,
+    );
   }
   return failures > 0 ? 1 : 0;
 }

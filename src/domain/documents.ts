@@ -48,7 +48,10 @@ export function checkPreset(preset: string): Preset {
     throw new DomainError("invalid", `Preset "${preset}" is not one of: ${PRESETS.join(", ")}`);
   }
   if (preset === "standard") {
-    throw new DomainError("invalid", 'The "standard" preset needs a transcribing model, and none is configured here');
+    throw new DomainError(
+      "invalid",
+      'The "standard" preset needs a transcribing model, and none is configured here',
+    );
   }
   return preset as Preset;
 }
@@ -56,7 +59,9 @@ export function checkPreset(preset: string): Preset {
 /** Finds a person's document; another person's looks exactly like a missing one. */
 export function requireDocument(db: DatabaseSync, personId: string, documentId: string): DocumentRow {
   const doc = getDocument(db, documentId);
-  if (!doc || doc.person_id !== personId) throw new DomainError("not_found", `No document with id "${documentId}"`);
+  if (!doc || doc.person_id !== personId) {
+    throw new DomainError("not_found", `No document with id "${documentId}"`);
+  }
   return doc;
 }
 
@@ -149,7 +154,11 @@ export async function moveDocument(
 }
 
 /** Deletes a document. */
-export async function deleteDocument(app: SergoApp, input: { personId: string; documentId: string }, actor: string): Promise<void> {
+export async function deleteDocument(
+  app: SergoApp,
+  input: { personId: string; documentId: string },
+  actor: string,
+): Promise<void> {
   const doc = requireDocument(app.db, input.personId, input.documentId);
   await app.append(`document-${doc.document_id}`, [{
     type: "DocumentDeleted",
@@ -177,9 +186,15 @@ export async function requestProcessing(
 }
 
 /** Asks for a PDF copy of a document (Office and text files). */
-export async function requestPdfCopy(app: SergoApp, input: { personId: string; documentId: string }, actor: string): Promise<DocumentRow> {
+export async function requestPdfCopy(
+  app: SergoApp,
+  input: { personId: string; documentId: string },
+  actor: string,
+): Promise<DocumentRow> {
   const doc = requireDocument(app.db, input.personId, input.documentId);
-  if (doc.type === "pdf") throw new DomainError("invalid", `"${doc.name}" is a PDF already: it needs no PDF copy`);
+  if (doc.type === "pdf") {
+    throw new DomainError("invalid", `"${doc.name}" is a PDF already: it needs no PDF copy`);
+  }
   await app.append(`document-${doc.document_id}`, [{
     type: "PdfCopyRequested",
     data: { document_id: doc.document_id },

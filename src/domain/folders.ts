@@ -24,7 +24,9 @@ import { checkFolderName, splitFolderPath } from "./rules.ts";
 /** Finds a person's folder by id; another person's folder looks exactly like a missing one. */
 export function requireFolder(db: DatabaseSync, personId: string, folderId: string): Folder {
   const folder = getFolder(db, folderId);
-  if (!folder || folder.person_id !== personId) throw new DomainError("not_found", `No folder with id "${folderId}"`);
+  if (!folder || folder.person_id !== personId) {
+    throw new DomainError("not_found", `No folder with id "${folderId}"`);
+  }
   return folder;
 }
 
@@ -64,7 +66,8 @@ export async function ensureFolderPath(
   let parent: Folder | undefined;
   for (const name of splitFolderPath(input.path)) {
     const existing = getChildFolder(app.db, input.personId, parent?.folder_id ?? null, name);
-    parent = existing ?? await createFolder(app, { personId: input.personId, parentId: parent?.folder_id ?? null, name }, actor);
+    parent = existing ??
+      await createFolder(app, { personId: input.personId, parentId: parent?.folder_id ?? null, name }, actor);
   }
   return parent!;
 }
@@ -125,7 +128,10 @@ export async function deleteFolder(
 ): Promise<void> {
   const folder = requireFolder(app.db, input.personId, input.folderId);
   if (!input.recursive && folderHoldsAnything(app.db, folder.folder_id)) {
-    throw new DomainError("conflict", `Folder "${folder.name}" is not empty: delete it recursively to delete what it holds`);
+    throw new DomainError(
+      "conflict",
+      `Folder "${folder.name}" is not empty: delete it recursively to delete what it holds`,
+    );
   }
   const folderIds = expandFolders(app.db, [folder.folder_id]);
   const documents = app.db.prepare(
@@ -142,7 +148,9 @@ export async function deleteFolder(
   // Deepest first, so no folder outlives its parent in the catalogue.
   const ordered = folderIds
     .map((id) => getFolder(app.db, id)!)
-    .sort((a, b) => b.path.split("/").length - a.path.split("/").length || a.folder_id.localeCompare(b.folder_id));
+    .sort((a, b) =>
+      b.path.split("/").length - a.path.split("/").length || a.folder_id.localeCompare(b.folder_id)
+    );
   for (const f of ordered) {
     const event: SergoEvent = { type: "FolderDeleted", data: { folder_id: f.folder_id }, metadata: meta };
     await app.append(`folder-${f.folder_id}`, [event]);

@@ -24,7 +24,9 @@ export function checkCanRead(db: DatabaseSync, personId: string, canRead: CanRea
   const documents = [...new Set(canRead.documents)].sort();
   for (const id of folders) {
     const folder = getFolder(db, id);
-    if (!folder || folder.person_id !== personId) throw new DomainError("invalid", `No folder with id "${id}"`);
+    if (!folder || folder.person_id !== personId) {
+      throw new DomainError("invalid", `No folder with id "${id}"`);
+    }
   }
   for (const id of documents) {
     const doc = getDocument(db, id);
@@ -39,7 +41,9 @@ export function checkCanRead(db: DatabaseSync, personId: string, canRead: CanRea
 /** Finds a person's agent key by id; another person's key looks exactly like a missing one. */
 export function requireAgentKey(db: DatabaseSync, personId: string, keyId: string): AgentKey {
   const key = getAgentKey(db, keyId);
-  if (!key || key.person_id !== personId) throw new DomainError("not_found", `No agent key with id "${keyId}"`);
+  if (!key || key.person_id !== personId) {
+    throw new DomainError("not_found", `No agent key with id "${keyId}"`);
+  }
   return key;
 }
 
@@ -87,7 +91,9 @@ export async function changeAgentKey(
   actor: string,
 ): Promise<AgentKey> {
   const key = requireAgentKey(app.db, input.personId, input.keyId);
-  const data: { key_id: string; name?: string; description?: string; can_read?: CanRead } = { key_id: key.key_id };
+  const data: { key_id: string; name?: string; description?: string; can_read?: CanRead } = {
+    key_id: key.key_id,
+  };
   if (input.name !== undefined && input.name !== key.name) {
     data.name = checkKeyName(input.name);
     if (getAgentKeyByName(app.db, input.personId, data.name)) {
@@ -123,14 +129,23 @@ export async function rollAgentKey(
   const oldExpiresAt = new Date(app.now().getTime() + GRACE[grace]).toISOString();
   await app.append(`key-${key.key_id}`, [{
     type: "AgentKeyRolled",
-    data: { key_id: key.key_id, key_hash: hashSecret(value), last4: lastFour(value), old_expires_at: oldExpiresAt },
+    data: {
+      key_id: key.key_id,
+      key_hash: hashSecret(value),
+      last4: lastFour(value),
+      old_expires_at: oldExpiresAt,
+    },
     metadata: app.meta(actor),
   }], { expectedVersion: "stream_exists" });
   return { key: getAgentKey(app.db, key.key_id)!, value, oldExpiresAt };
 }
 
 /** Deletes an agent key: every value of it stops at once. */
-export async function deleteAgentKey(app: SergoApp, input: { personId: string; keyId: string }, actor: string): Promise<void> {
+export async function deleteAgentKey(
+  app: SergoApp,
+  input: { personId: string; keyId: string },
+  actor: string,
+): Promise<void> {
   const key = requireAgentKey(app.db, input.personId, input.keyId);
   await app.append(`key-${key.key_id}`, [{
     type: "AgentKeyDeleted",
@@ -156,7 +171,11 @@ export async function createPersonalKey(
 }
 
 /** Deletes a personal key. */
-export async function deletePersonalKey(app: SergoApp, input: { personId: string; keyId: string }, actor: string): Promise<void> {
+export async function deletePersonalKey(
+  app: SergoApp,
+  input: { personId: string; keyId: string },
+  actor: string,
+): Promise<void> {
   if (!personalKeys(app.db, input.personId).some((k) => k.key_id === input.keyId)) {
     throw new DomainError("not_found", `No personal key with id "${input.keyId}"`);
   }
@@ -175,17 +194,27 @@ export async function issueLoginToken(
 ): Promise<{ tokenId: string; value: string; expiresAt: string }> {
   const value = generateSecret("login");
   const tokenId = newId();
-  const expiresAt = new Date(app.now().getTime() + (input.lifetimeMs ?? LOGIN_TOKEN_LIFETIME_MS)).toISOString();
+  const expiresAt = new Date(app.now().getTime() + (input.lifetimeMs ?? LOGIN_TOKEN_LIFETIME_MS))
+    .toISOString();
   await app.append(`login-${tokenId}`, [{
     type: "LoginTokenIssued",
-    data: { token_id: tokenId, person_id: input.personId, token_hash: hashSecret(value), expires_at: expiresAt },
+    data: {
+      token_id: tokenId,
+      person_id: input.personId,
+      token_hash: hashSecret(value),
+      expires_at: expiresAt,
+    },
     metadata: app.meta(actor),
   }], { expectedVersion: "no_stream" });
   return { tokenId, value, expiresAt };
 }
 
 /** Revokes a login token. */
-export async function revokeLoginToken(app: SergoApp, input: { tokenId: string }, actor: string): Promise<void> {
+export async function revokeLoginToken(
+  app: SergoApp,
+  input: { tokenId: string },
+  actor: string,
+): Promise<void> {
   await app.append(`login-${input.tokenId}`, [{
     type: "LoginTokenRevoked",
     data: { token_id: input.tokenId },

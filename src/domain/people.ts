@@ -10,10 +10,16 @@ import { newId } from "./ids.ts";
 import { checkEmail, checkPersonName } from "./rules.ts";
 
 /** Adds a person; their email must be new (checked in the log itself, so two processes cannot both add it). */
-export async function addPerson(app: SergoApp, input: { name: string; email: string }, actor = "cli"): Promise<Person> {
+export async function addPerson(
+  app: SergoApp,
+  input: { name: string; email: string },
+  actor = "cli",
+): Promise<Person> {
   const name = checkPersonName(input.name);
   const email = checkEmail(input.email);
-  if (getPersonByEmail(app.db, email)) throw new DomainError("conflict", `A person with email "${email}" already exists`);
+  if (getPersonByEmail(app.db, email)) {
+    throw new DomainError("conflict", `A person with email "${email}" already exists`);
+  }
   const personId = newId();
   await app.append(`person-${personId}`, [{
     type: "PersonAdded",
@@ -31,7 +37,12 @@ export function requirePerson(app: SergoApp, email: string): Person {
 }
 
 /** Records a person's password hash (the hash is made by the caller). */
-export async function setPasswordHash(app: SergoApp, personId: string, passwordHash: string, actor = "cli"): Promise<void> {
+export async function setPasswordHash(
+  app: SergoApp,
+  personId: string,
+  passwordHash: string,
+  actor = "cli",
+): Promise<void> {
   await app.append(`person-${personId}`, [{
     type: "PersonPasswordSet",
     data: { person_id: personId, password_hash: passwordHash },

@@ -34,8 +34,12 @@ export function checkKeyName(name: string): string {
 /** Checks an agent key description. */
 export function checkDescription(description: string): string {
   if (description.length > MAX_DESCRIPTION) {
-    throw new DomainError("invalid", `Description is too long: at most ${MAX_DESCRIPTION} characters, got ${description.length}`);
+    throw new DomainError(
+      "invalid",
+      `Description is too long: at most ${MAX_DESCRIPTION} characters, got ${description.length}`,
+    );
   }
+  // deno-lint-ignore no-control-regex
   if (/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(description)) {
     throw new DomainError("invalid", "Description cannot contain control characters");
   }
@@ -45,11 +49,16 @@ export function checkDescription(description: string): string {
 /** Checks a folder name. */
 export function checkFolderName(name: string): string {
   if (name.trim() === "") throw new DomainError("invalid", "Folder name cannot be empty");
-  if (name !== name.trim()) throw new DomainError("invalid", `Folder name "${name}" cannot start or end with spaces`);
+  if (name !== name.trim()) {
+    throw new DomainError("invalid", `Folder name "${name}" cannot start or end with spaces`);
+  }
   if (name.includes("/")) throw new DomainError("invalid", `Folder name "${name}" cannot contain "/"`);
   if (CONTROL.test(name)) throw new DomainError("invalid", "Folder name cannot contain control characters");
   if (name.length > MAX_FOLDER_NAME) {
-    throw new DomainError("invalid", `Folder name is too long: at most ${MAX_FOLDER_NAME} characters, got ${name.length}`);
+    throw new DomainError(
+      "invalid",
+      `Folder name is too long: at most ${MAX_FOLDER_NAME} characters, got ${name.length}`,
+    );
   }
   if (name === "." || name === "..") throw new DomainError("invalid", `Folder name "${name}" is not allowed`);
   return name;
@@ -61,7 +70,10 @@ export function checkPersonName(name: string): string {
   if (trimmed === "") throw new DomainError("invalid", "Name cannot be empty");
   if (CONTROL.test(trimmed)) throw new DomainError("invalid", "Name cannot contain control characters");
   if (trimmed.length > MAX_PERSON_NAME) {
-    throw new DomainError("invalid", `Name is too long: at most ${MAX_PERSON_NAME} characters, got ${trimmed.length}`);
+    throw new DomainError(
+      "invalid",
+      `Name is too long: at most ${MAX_PERSON_NAME} characters, got ${trimmed.length}`,
+    );
   }
   return trimmed;
 }
@@ -81,7 +93,10 @@ export function checkFileName(name: string): string {
   if (base.trim() === "") throw new DomainError("invalid", "File name cannot be empty");
   if (CONTROL.test(base)) throw new DomainError("invalid", "File name cannot contain control characters");
   if (base.length > MAX_FILE_NAME) {
-    throw new DomainError("invalid", `File name is too long: at most ${MAX_FILE_NAME} characters, got ${base.length}`);
+    throw new DomainError(
+      "invalid",
+      `File name is too long: at most ${MAX_FILE_NAME} characters, got ${base.length}`,
+    );
   }
   return base;
 }

@@ -9,14 +9,13 @@ import { z } from "zod";
 import {
   type DocumentRow,
   folderValue,
-  getDocument,
   getPages,
   getPerson,
   listDocuments,
   listFolders,
 } from "../../projections/catalogue.ts";
-import { listAgentKeys, oldValues, personalKeys, type AgentKey } from "../../projections/key_scopes.ts";
-import { authenticateApi, type ApiCaller } from "../auth/api_auth.ts";
+import { type AgentKey, listAgentKeys, oldValues, personalKeys } from "../../projections/key_scopes.ts";
+import { type ApiCaller, authenticateApi } from "../auth/api_auth.ts";
 import { maskKey } from "../auth/key_format.ts";
 import {
   deleteDocument,
@@ -162,7 +161,9 @@ const ROUTES: Route[] = [
     summary: "The caller: who they are",
     handle: ({ caller }, s) => {
       const person = getPerson(s.app.db, caller.personId)!;
-      return Promise.resolve(json({ id: person.person_id, name: person.name, email: person.email, via: caller.kind }));
+      return Promise.resolve(
+        json({ id: person.person_id, name: person.name, email: person.email, via: caller.kind }),
+      );
     },
   }),
   route("GET", "/api/folders", {
@@ -193,7 +194,10 @@ const ROUTES: Route[] = [
           parentId: b.parent_id ?? null,
           name: b.name ?? "",
         }, actor);
-      return json({ id: folder.folder_id, name: folder.name, parent_id: folder.parent_id, path: folder.path }, 201);
+      return json(
+        { id: folder.folder_id, name: folder.name, parent_id: folder.parent_id, path: folder.path },
+        201,
+      );
     },
   }),
   route("PATCH", "/api/folders/:id", {
@@ -202,9 +206,15 @@ const ROUTES: Route[] = [
     handle: async ({ caller, body, params, actor }, s) => {
       const b = body as z.infer<typeof folderPatch>;
       requireFolder(s.app.db, caller.personId, params.id!);
-      if (b.name !== undefined) await renameFolder(s.app, { personId: caller.personId, folderId: params.id!, name: b.name }, actor);
+      if (b.name !== undefined) {
+        await renameFolder(s.app, { personId: caller.personId, folderId: params.id!, name: b.name }, actor);
+      }
       if (b.parent_id !== undefined) {
-        await moveFolder(s.app, { personId: caller.personId, folderId: params.id!, parentId: b.parent_id }, actor);
+        await moveFolder(
+          s.app,
+          { personId: caller.personId, folderId: params.id!, parentId: b.parent_id },
+          actor,
+        );
       }
       const f = requireFolder(s.app.db, caller.personId, params.id!);
       return json({ id: f.folder_id, name: f.name, parent_id: f.parent_id, path: f.path });
@@ -234,7 +244,11 @@ const ROUTES: Route[] = [
            SELECT id FROM t`,
         ).all(q.folder_id).map((r) => (r as { id: string }).id);
       }
-      const { total, items } = listDocuments(s.app.db, { personId: caller.personId, folderIds, documentIds: [] }, q);
+      const { total, items } = listDocuments(s.app.db, {
+        personId: caller.personId,
+        folderIds,
+        documentIds: [],
+      }, q);
       return Promise.resolve(json({ total, items: items.map((d) => documentJson(s, d)) }));
     },
   }),
@@ -287,7 +301,11 @@ const ROUTES: Route[] = [
     body: documentPatch,
     handle: async ({ caller, params, body, actor }, s) => {
       const b = body as z.infer<typeof documentPatch>;
-      const doc = await moveDocument(s.app, { personId: caller.personId, documentId: params.id!, folderId: b.folder_id }, actor);
+      const doc = await moveDocument(s.app, {
+        personId: caller.personId,
+        documentId: params.id!,
+        folderId: b.folder_id,
+      }, actor);
       return json(documentJson(s, doc));
     },
   }),
@@ -303,7 +321,11 @@ const ROUTES: Route[] = [
     body: processBody,
     handle: async ({ caller, params, body, actor }, s) => {
       const b = body as z.infer<typeof processBody>;
-      const doc = await requestProcessing(s.app, { personId: caller.personId, documentId: params.id!, preset: b.preset }, actor);
+      const doc = await requestProcessing(s.app, {
+        personId: caller.personId,
+        documentId: params.id!,
+        preset: b.preset,
+      }, actor);
       return json(documentJson(s, doc), 202);
     },
   }),
@@ -336,7 +358,8 @@ const ROUTES: Route[] = [
   }),
   route("GET", "/api/keys", {
     summary: "The caller's agent keys, masked",
-    handle: ({ caller }, s) => Promise.resolve(json({ keys: listAgentKeys(s.app.db, caller.personId).map((k) => keyJson(s, k)) })),
+    handle: ({ caller }, s) =>
+      Promise.resolve(json({ keys: listAgentKeys(s.app.db, caller.personId).map((k) => keyJson(s, k)) })),
   }),
   route("POST", "/api/keys", {
     summary: "Create an agent key; its value is in this answer only",
@@ -372,8 +395,16 @@ const ROUTES: Route[] = [
     body: rollBody,
     handle: async ({ caller, params, body, actor }, s) => {
       const b = body as z.infer<typeof rollBody>;
-      const rolled = await rollAgentKey(s.app, { personId: caller.personId, keyId: params.id!, grace: b.grace }, actor);
-      return json({ ...keyJson(s, rolled.key), value: rolled.value, old_value_works_until: rolled.oldExpiresAt });
+      const rolled = await rollAgentKey(s.app, {
+        personId: caller.personId,
+        keyId: params.id!,
+        grace: b.grace,
+      }, actor);
+      return json({
+        ...keyJson(s, rolled.key),
+        value: rolled.value,
+        old_value_works_until: rolled.oldExpiresAt,
+      });
     },
   }),
   route("DELETE", "/api/keys/:id", {
@@ -412,7 +443,9 @@ const ROUTES: Route[] = [
   route("DELETE", "/api/session", {
     summary: "Sign out: revoke the login token this request carries",
     handle: async ({ caller, actor }, s) => {
-      if (caller.kind !== "login") throw new DomainError("invalid", "Only a login token can sign out; this request used a personal key");
+      if (caller.kind !== "login") {
+        throw new DomainError("invalid", "Only a login token can sign out; this request used a personal key");
+      }
       await revokeLoginToken(s.app, { tokenId: caller.credentialId }, actor);
       return new Response(null, { status: 204 });
     },
@@ -430,7 +463,9 @@ export function zodMessage(error: z.ZodError): string {
   const issue = error.issues[0];
   if (!issue) return "The request is not valid";
   const where = issue.path.length ? `"${issue.path.join(".")}"` : "The body";
-  if (issue.code === "unrecognized_keys") return `Unknown field ${issue.keys.map((k) => `"${k}"`).join(", ")}`;
+  if (issue.code === "unrecognized_keys") {
+    return `Unknown field ${issue.keys.map((k) => `"${k}"`).join(", ")}`;
+  }
   return `${where}: ${issue.message}`;
 }
 
@@ -450,7 +485,12 @@ export function openApiDocument(): Record<string, unknown> {
       summary: r.summary,
       ...(params.length ? { parameters: params } : {}),
       ...(r.body
-        ? { requestBody: { required: true, content: { "application/json": { schema: z.toJSONSchema(r.body, { io: "input" }) } } } }
+        ? {
+          requestBody: {
+            required: true,
+            content: { "application/json": { schema: z.toJSONSchema(r.body, { io: "input" }) } },
+          },
+        }
         : {}),
       responses: { "default": { description: "JSON; errors are {code, message}" } },
       security: [{ bearer: [] }],
@@ -459,7 +499,11 @@ export function openApiDocument(): Record<string, unknown> {
   return {
     openapi: "3.1.0",
     info: { title: "Sergo API", version: VERSION },
-    components: { securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "A personal key or a login token" } } },
+    components: {
+      securitySchemes: {
+        bearer: { type: "http", scheme: "bearer", description: "A personal key or a login token" },
+      },
+    },
     paths,
   };
 }
@@ -494,7 +538,11 @@ export function createApi(services: Services): (request: Request) => Promise<Res
         if (r.body) {
           const type = request.headers.get("content-type") ?? "";
           if (!type.includes("application/json")) {
-            return errorResponse(415, "unsupported", "Send the body as JSON (Content-Type: application/json)");
+            return errorResponse(
+              415,
+              "unsupported",
+              "Send the body as JSON (Content-Type: application/json)",
+            );
           }
           const text = await readLimited(request, 1_000_000);
           let raw: unknown;
@@ -520,7 +568,9 @@ export function createApi(services: Services): (request: Request) => Promise<Res
         return errorToResponse(error);
       }
     }
-    if (methodMismatch) return errorResponse(405, "method_not_allowed", `${request.method} is not allowed on ${url.pathname}`);
+    if (methodMismatch) {
+      return errorResponse(405, "method_not_allowed", `${request.method} is not allowed on ${url.pathname}`);
+    }
     return notFound();
   };
 }

@@ -13,7 +13,12 @@ export function json(body: unknown, status = 200, headers: HeadersInit = {}): Re
 }
 
 /** An error response `{"code", "message"}`. */
-export function errorResponse(status: number, code: string, message: string, headers: HeadersInit = {}): Response {
+export function errorResponse(
+  status: number,
+  code: string,
+  message: string,
+  headers: HeadersInit = {},
+): Response {
   return json({ code, message }, status, headers);
 }
 
@@ -26,5 +31,9 @@ export function notFound(): Response {
 export function errorToResponse(error: unknown): Response {
   if (error instanceof DomainError) return errorResponse(error.status, error.code, error.message);
   console.error("Request failed:", error);
-  return errorResponse(500, "internal", "Something went wrong on the server — the request was not carried out");
+  return errorResponse(
+    500,
+    "internal",
+    "Something went wrong on the server — the request was not carried out",
+  );
 }

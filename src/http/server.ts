@@ -41,7 +41,9 @@ export function createHandler(deps: HttpDeps): Handler {
         });
       }
       if (url.pathname === "/mcp" && deps.mcp) return await deps.mcp(request, info);
-      if ((url.pathname === "/api" || url.pathname.startsWith("/api/")) && deps.api) return await deps.api(request, info);
+      if ((url.pathname === "/api" || url.pathname.startsWith("/api/")) && deps.api) {
+        return await deps.api(request, info);
+      }
       if (deps.console && !url.pathname.startsWith("/.well-known/")) {
         const response = await deps.console(request, info);
         if (response.status !== 404) return response;

@@ -26,18 +26,28 @@ export interface Uploads {
 }
 
 function tooLarge(limit: number): DomainError {
-  return new DomainError("too_large", `The file is larger than the upload limit of ${Math.round(limit / 1024 / 1024)} MB`);
+  return new DomainError(
+    "too_large",
+    `The file is larger than the upload limit of ${Math.round(limit / 1024 / 1024)} MB`,
+  );
 }
 
 /** Reads an upload request's files to temporary paths in the blob store's folder. */
-export async function streamUploads(request: Request, url: URL, blobs: BlobStore, maxBytes: number): Promise<Uploads> {
+export async function streamUploads(
+  request: Request,
+  url: URL,
+  blobs: BlobStore,
+  maxBytes: number,
+): Promise<Uploads> {
   const type = request.headers.get("content-type") ?? "";
   const length = Number(request.headers.get("content-length") ?? "0");
   if (length > maxBytes + 1_000_000) throw tooLarge(maxBytes);
   if (!request.body) throw new DomainError("invalid", "The upload has no body");
   if (type.startsWith("multipart/form-data")) return await streamMultipart(request, blobs, maxBytes);
   const name = url.searchParams.get("name");
-  if (!name) throw new DomainError("invalid", "Give the file's name as ?name= (or upload as multipart/form-data)");
+  if (!name) {
+    throw new DomainError("invalid", "Give the file's name as ?name= (or upload as multipart/form-data)");
+  }
   const fields: Record<string, string> = {};
   for (const key of ["folder", "folder_id", "preset"]) {
     const value = url.searchParams.get(key);
@@ -78,24 +88,31 @@ async function streamMultipart(request: Request, blobs: BlobStore, maxBytes: num
     busboy.on("field", (name: string, value: string) => {
       fields[name] = value;
     });
-    busboy.on("file", (_field: string, stream: NodeJS.ReadableStream & { truncated?: boolean }, info: { filename: string }) => {
-      const name = info.filename ?? "";
-      writes.push((async () => {
-        const tempPath = await blobs.tempPath();
-        const entry: UploadedFile = { name, tempPath, size: 0 };
-        files.push(entry);
-        using file = await Deno.open(tempPath, { write: true, create: true, truncate: true });
-        const writer = file.writable.getWriter();
-        let limited = false;
-        stream.on("limit", () => (limited = true));
-        for await (const chunk of stream as AsyncIterable<Buffer>) {
-          entry.size += chunk.byteLength;
-          await writer.write(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
-        }
-        await writer.close();
-        if (limited) failure ??= tooLarge(maxBytes);
-      })());
-    });
+    busboy.on(
+      "file",
+      (
+        _field: string,
+        stream: NodeJS.ReadableStream & { truncated?: boolean },
+        info: { filename: string },
+      ) => {
+        const name = info.filename ?? "";
+        writes.push((async () => {
+          const tempPath = await blobs.tempPath();
+          const entry: UploadedFile = { name, tempPath, size: 0 };
+          files.push(entry);
+          using file = await Deno.open(tempPath, { write: true, create: true, truncate: true });
+          const writer = file.writable.getWriter();
+          let limited = false;
+          stream.on("limit", () => (limited = true));
+          for await (const chunk of stream as AsyncIterable<Buffer>) {
+            entry.size += chunk.byteLength;
+            await writer.write(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+          }
+          await writer.close();
+          if (limited) failure ??= tooLarge(maxBytes);
+        })());
+      },
+    );
     busboy.on("filesLimit", () => {
       failure ??= new DomainError("invalid", `At most ${MAX_FILES_PER_UPLOAD} files in one upload`);
     });
@@ -113,7 +130,10 @@ async function streamMultipart(request: Request, blobs: BlobStore, maxBytes: num
     await Promise.allSettled(writes);
     for (const file of files) await Deno.remove(file.tempPath).catch(() => {});
     if (error instanceof DomainError) throw error;
-    throw new DomainError("invalid", `The upload could not be read: ${error instanceof Error ? error.message : String(error)}`);
+    throw new DomainError(
+      "invalid",
+      `The upload could not be read: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
   if (failure) {
     for (const file of files) await Deno.remove(file.tempPath).catch(() => {});

@@ -140,7 +140,9 @@ export function createExtractionPool(options: ExtractionPoolOptions = {}): Extra
       // No reader could be started (e.g. no permission to run deno): this document fails, the caller stays up.
       slot.reader = undefined;
       slot.busy = false;
-      job.reject(new ProcessingError(`No reader could be started for this file: ${String(error).split("\n")[0]}`));
+      job.reject(
+        new ProcessingError(`No reader could be started for this file: ${String(error).split("\n")[0]}`),
+      );
       return;
     }
     const reader = slot.reader;

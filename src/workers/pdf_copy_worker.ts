@@ -32,7 +32,9 @@ export class PdfCopyWorker {
       if (this.#inFlight.has(doc.document_id)) continue;
       // Word chunks take the copy's pages, so the copy waits for the chunks.
       if (doc.status === "processing") continue;
-      const job = this.#copy(doc).catch((error) => console.error(`PDF copy of ${doc.document_id} failed:`, error))
+      const job = this.#copy(doc).catch((error) =>
+        console.error(`PDF copy of ${doc.document_id} failed:`, error)
+      )
         .finally(() => {
           this.#inFlight.delete(doc.document_id);
           this.kick();

@@ -81,11 +81,17 @@ export class ProcessingWorker {
     const app = this.#app;
     const stream = `document-${doc.document_id}`;
     const version = app.store.readStream(stream).length;
-    const leaseUntil = new Date(app.now().getTime() + (this.#options.leaseMs ?? DEFAULT_LEASE_MS)).toISOString();
+    const leaseUntil = new Date(app.now().getTime() + (this.#options.leaseMs ?? DEFAULT_LEASE_MS))
+      .toISOString();
     try {
       await app.append(stream, [{
         type: "ProcessingStarted",
-        data: { document_id: doc.document_id, preset: doc.preset, worker: this.#options.workerId, lease_until: leaseUntil },
+        data: {
+          document_id: doc.document_id,
+          preset: doc.preset,
+          worker: this.#options.workerId,
+          lease_until: leaseUntil,
+        },
         metadata: app.meta("system"),
       }], { expectedVersion: version });
     } catch (error) {
@@ -103,7 +109,9 @@ export class ProcessingWorker {
     }
     // A document deleted or re-requested meanwhile gets no stale result.
     const current = getDocument(app.db, doc.document_id);
-    if (!current || current.processing_worker !== this.#options.workerId || current.status !== "processing") return;
+    if (!current || current.processing_worker !== this.#options.workerId || current.status !== "processing") {
+      return;
+    }
     const meta = app.meta("system");
     if (outcome.ok) {
       await app.append(stream, [{

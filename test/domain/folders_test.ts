@@ -1,7 +1,13 @@
 import assert from "node:assert/strict";
 import { getFolder, listFolders } from "../../projections/catalogue.ts";
 import { recordUpload } from "../../src/domain/documents.ts";
-import { createFolder, deleteFolder, ensureFolderPath, moveFolder, renameFolder } from "../../src/domain/folders.ts";
+import {
+  createFolder,
+  deleteFolder,
+  ensureFolderPath,
+  moveFolder,
+  renameFolder,
+} from "../../src/domain/folders.ts";
 import { addPerson } from "../../src/domain/people.ts";
 import { tempApp } from "../helpers/temp.ts";
 
@@ -10,12 +16,27 @@ Deno.test("folder names: unique among siblings, no slash or control characters, 
   const ava = await addPerson(t.app, { name: "Ava Bennett", email: "ava@example.com" });
   const p = ava.person_id;
   const top = await createFolder(t.app, { personId: p, parentId: null, name: "Energy outlooks" }, "test");
-  await assert.rejects(createFolder(t.app, { personId: p, parentId: null, name: "Energy outlooks" }, "test"), /already exists/);
+  await assert.rejects(
+    createFolder(t.app, { personId: p, parentId: null, name: "Energy outlooks" }, "test"),
+    /already exists/,
+  );
   await createFolder(t.app, { personId: p, parentId: top.folder_id, name: "Energy outlooks" }, "test"); // not a sibling
-  await assert.rejects(createFolder(t.app, { personId: p, parentId: null, name: "a/b" }, "test"), /cannot contain "\/"/);
-  await assert.rejects(createFolder(t.app, { personId: p, parentId: null, name: "a\u0007b" }, "test"), /control characters/);
-  await assert.rejects(createFolder(t.app, { personId: p, parentId: null, name: "x".repeat(201) }, "test"), /at most 200/);
-  await assert.rejects(createFolder(t.app, { personId: p, parentId: null, name: "  " }, "test"), /cannot be empty/);
+  await assert.rejects(
+    createFolder(t.app, { personId: p, parentId: null, name: "a/b" }, "test"),
+    /cannot contain "\/"/,
+  );
+  await assert.rejects(
+    createFolder(t.app, { personId: p, parentId: null, name: "a\u0007b" }, "test"),
+    /control characters/,
+  );
+  await assert.rejects(
+    createFolder(t.app, { personId: p, parentId: null, name: "x".repeat(201) }, "test"),
+    /at most 200/,
+  );
+  await assert.rejects(
+    createFolder(t.app, { personId: p, parentId: null, name: "  " }, "test"),
+    /cannot be empty/,
+  );
   await createFolder(t.app, { personId: p, parentId: null, name: "x".repeat(200) }, "test");
 });
 
@@ -30,7 +51,10 @@ Deno.test("rename and move keep ids and re-path everything inside; a folder cann
   const archive = await createFolder(t.app, { personId: p, parentId: null, name: "Archive" }, "test");
   await moveFolder(t.app, { personId: p, folderId: top.folder_id, parentId: archive.folder_id }, "test");
   assert.equal(getFolder(t.app.db, basic.folder_id)?.path, "Archive/Outlooks/Basic/2023");
-  await assert.rejects(moveFolder(t.app, { personId: p, folderId: top.folder_id, parentId: basic.folder_id }, "test"), /into itself/);
+  await assert.rejects(
+    moveFolder(t.app, { personId: p, folderId: top.folder_id, parentId: basic.folder_id }, "test"),
+    /into itself/,
+  );
 });
 
 Deno.test("deleting a folder that holds anything is refused unless recursive; another person's folder looks missing", async () => {
@@ -48,8 +72,14 @@ Deno.test("deleting a folder that holds anything is refused unless recursive; an
     preset: "none",
   }, "test");
   const a = listFolders(t.app.db, ava.person_id).find((f) => f.path === "A")!;
-  await assert.rejects(deleteFolder(t.app, { personId: ben.person_id, folderId: a.folder_id, recursive: true }, "test"), /No folder with id/);
-  await assert.rejects(deleteFolder(t.app, { personId: ava.person_id, folderId: a.folder_id, recursive: false }, "test"), /is not empty/);
+  await assert.rejects(
+    deleteFolder(t.app, { personId: ben.person_id, folderId: a.folder_id, recursive: true }, "test"),
+    /No folder with id/,
+  );
+  await assert.rejects(
+    deleteFolder(t.app, { personId: ava.person_id, folderId: a.folder_id, recursive: false }, "test"),
+    /is not empty/,
+  );
   await deleteFolder(t.app, { personId: ava.person_id, folderId: a.folder_id, recursive: true }, "test");
   assert.deepEqual(listFolders(t.app.db, ava.person_id), []);
   assert.equal((t.app.db.prepare("SELECT count(*) AS n FROM cat_documents").get() as { n: number }).n, 0);

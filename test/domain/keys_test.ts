@@ -15,7 +15,11 @@ function clock(start: string) {
 Deno.test("given a person and a folder, when a key is created, then only its hash is recorded and it reads that folder", async () => {
   await using t = await tempApp();
   const ava = await addPerson(t.app, { name: "Ava Bennett", email: "ava@example.com" });
-  const folder = await ensureFolderPath(t.app, { personId: ava.person_id, path: "Energy outlooks/Basic" }, "test");
+  const folder = await ensureFolderPath(
+    t.app,
+    { personId: ava.person_id, path: "Energy outlooks/Basic" },
+    "test",
+  );
   const { key, value } = await createAgentKey(t.app, {
     personId: ava.person_id,
     name: "energy-outlooks",
@@ -26,7 +30,10 @@ Deno.test("given a person and a folder, when a key is created, then only its has
   assert.equal(events.length, 1);
   assert.ok(!JSON.stringify(events).includes(value), "the key's value must never be in the log");
   assert.equal(findCredential(t.app.db, hashSecret(value), new Date())?.id, key.key_id);
-  assert.deepEqual(getAgentKey(t.app.db, key.key_id)?.can_read, { folders: [folder.folder_id], documents: [] });
+  assert.deepEqual(getAgentKey(t.app.db, key.key_id)?.can_read, {
+    folders: [folder.folder_id],
+    documents: [],
+  });
 });
 
 Deno.test("key names follow the rules and are unique per person; descriptions are capped", async () => {
@@ -36,7 +43,10 @@ Deno.test("key names follow the rules and are unique per person; descriptions ar
   const make = (personId: string, name: string, description = "") =>
     createAgentKey(t.app, { personId, name, description, canRead: { folders: [], documents: [] } }, "test");
   for (const bad of ["a", "1abc", "Energy", "energy_outlooks", "x".repeat(33), "-abc", "abc def"]) {
-    await assert.rejects(make(ava.person_id, bad), (e) => e instanceof DomainError && e.code === "invalid" && /Key name/.test(e.message));
+    await assert.rejects(
+      make(ava.person_id, bad),
+      (e) => e instanceof DomainError && e.code === "invalid" && /Key name/.test(e.message),
+    );
   }
   await make(ava.person_id, "ab");
   await make(ava.person_id, "a".repeat(32));
@@ -49,10 +59,19 @@ Deno.test("a key cannot be given another person's folder or document", async () 
   await using t = await tempApp();
   const ava = await addPerson(t.app, { name: "Ava Bennett", email: "ava@example.com" });
   const ben = await addPerson(t.app, { name: "Ben Okafor", email: "ben@example.com" });
-  const bens = await createFolder(t.app, { personId: ben.person_id, parentId: null, name: "Private" }, "test");
+  const bens = await createFolder(
+    t.app,
+    { personId: ben.person_id, parentId: null, name: "Private" },
+    "test",
+  );
   const before = t.app.head().position;
   await assert.rejects(
-    createAgentKey(t.app, { personId: ava.person_id, name: "peek", description: "", canRead: { folders: [bens.folder_id], documents: [] } }, "test"),
+    createAgentKey(t.app, {
+      personId: ava.person_id,
+      name: "peek",
+      description: "",
+      canRead: { folders: [bens.folder_id], documents: [] },
+    }, "test"),
     /No folder with id/,
   );
   assert.equal(t.app.head().position, before, "a refused command writes nothing");
@@ -78,20 +97,30 @@ Deno.test("roll: the old value works until its grace ends; rolling again keeps t
   assert.ok(works(v1));
   assert.equal(works(r1.value), false);
   assert.ok(works(r2.value));
-  assert.deepEqual(oldValues(t.app.db, key.key_id, c.now()).map((v) => v.expires_at), ["2026-11-30T12:00:00.000Z"]);
+  assert.deepEqual(oldValues(t.app.db, key.key_id, c.now()).map((v) => v.expires_at), [
+    "2026-11-30T12:00:00.000Z",
+  ]);
   c.advance(86_400_000);
   assert.equal(works(v1), false);
   assert.ok(works(r2.value));
   // Name, description and access stay.
   assert.equal(getAgentKey(t.app.db, key.key_id)?.name, key.name);
-  await assert.rejects(rollAgentKey(t.app, { personId: ava.person_id, keyId: key.key_id, grace: "2d" }, "test"), /not one of: now, 1h, 24h, 7d/);
+  await assert.rejects(
+    rollAgentKey(t.app, { personId: ava.person_id, keyId: key.key_id, grace: "2d" }, "test"),
+    /not one of: now, 1h, 24h, 7d/,
+  );
 });
 
 Deno.test("roll with grace now stops the old value at once; delete stops every value", async () => {
   const c = clock("2026-11-29T12:00:00Z");
   await using t = await tempApp({ now: c.now });
   const ava = await addPerson(t.app, { name: "Ava Bennett", email: "ava@example.com" });
-  const { key, value: v1 } = await createAgentKey(t.app, { personId: ava.person_id, name: "kk", description: "", canRead: { folders: [], documents: [] } }, "test");
+  const { key, value: v1 } = await createAgentKey(t.app, {
+    personId: ava.person_id,
+    name: "kk",
+    description: "",
+    canRead: { folders: [], documents: [] },
+  }, "test");
   const r1 = await rollAgentKey(t.app, { personId: ava.person_id, keyId: key.key_id, grace: "now" }, "test");
   assert.equal(findCredential(t.app.db, hashSecret(v1), c.now()), undefined);
   const r2 = await rollAgentKey(t.app, { personId: ava.person_id, keyId: key.key_id, grace: "7d" }, "test");
@@ -99,5 +128,8 @@ Deno.test("roll with grace now stops the old value at once; delete stops every v
   await deleteAgentKey(t.app, { personId: ava.person_id, keyId: key.key_id }, "test");
   assert.equal(findCredential(t.app.db, hashSecret(r1.value), c.now()), undefined);
   assert.equal(findCredential(t.app.db, hashSecret(r2.value), c.now()), undefined);
-  await assert.rejects(changeAgentKey(t.app, { personId: ava.person_id, keyId: key.key_id, name: "zz" }, "test"), /No agent key/);
+  await assert.rejects(
+    changeAgentKey(t.app, { personId: ava.person_id, keyId: key.key_id, name: "zz" }, "test"),
+    /No agent key/,
+  );
 });

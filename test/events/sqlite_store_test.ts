@@ -9,7 +9,11 @@ import { runCli, tempDir } from "../helpers/temp.ts";
 const meta = { time: "2026-11-29T12:00:00.000Z", actor: "test" };
 
 function personAdded(i: number): SergoEvent {
-  return { type: "PersonAdded", data: { person_id: `p${i}`, name: `Person ${i}`, email: `p${i}@example.com` }, metadata: meta };
+  return {
+    type: "PersonAdded",
+    data: { person_id: `p${i}`, name: `Person ${i}`, email: `p${i}@example.com` },
+    metadata: meta,
+  };
 }
 
 Deno.test("append then read returns the events in order with contiguous positions and stream versions", async () => {
@@ -36,13 +40,22 @@ Deno.test("optimistic concurrency: wrong version, must-not-exist and must-exist 
   await using dir = await tempDir();
   const store = openSqliteStore(join(dir.path, "events.db"));
   await store.append("person-a", [personAdded(1)], { expectedVersion: "no_stream" });
-  await assert.rejects(store.append("person-a", [personAdded(2)], { expectedVersion: "no_stream" }), (error) => {
-    assert.ok(error instanceof ConcurrencyError);
-    assert.equal(error.message, 'Cannot append to "person-a": expected no stream, found version 1');
-    return true;
-  });
-  await assert.rejects(store.append("person-b", [personAdded(2)], { expectedVersion: "stream_exists" }), ConcurrencyError);
-  await assert.rejects(store.append("person-a", [personAdded(2)], { expectedVersion: 5 }), /expected version 5, found version 1/);
+  await assert.rejects(
+    store.append("person-a", [personAdded(2)], { expectedVersion: "no_stream" }),
+    (error) => {
+      assert.ok(error instanceof ConcurrencyError);
+      assert.equal(error.message, 'Cannot append to "person-a": expected no stream, found version 1');
+      return true;
+    },
+  );
+  await assert.rejects(
+    store.append("person-b", [personAdded(2)], { expectedVersion: "stream_exists" }),
+    ConcurrencyError,
+  );
+  await assert.rejects(
+    store.append("person-a", [personAdded(2)], { expectedVersion: 5 }),
+    /expected version 5, found version 1/,
+  );
   // Nothing was written by the refused appends.
   assert.equal(store.head().position, 1);
   await store.close();
@@ -53,7 +66,10 @@ Deno.test("group commit: 200 concurrent appenders are all durable, positions con
   const path = join(dir.path, "events.db");
   const store = openSqliteStore(path);
   const results = await Promise.all(
-    Array.from({ length: 200 }, (_, i) => store.append(`person-${i}`, [personAdded(i)], { expectedVersion: "no_stream" })),
+    Array.from(
+      { length: 200 },
+      (_, i) => store.append(`person-${i}`, [personAdded(i)], { expectedVersion: "no_stream" }),
+    ),
   );
   assert.equal(results.length, 200);
   const positions = results.map((r) => r.events[0]!.position).sort((a, b) => a - b);
@@ -89,7 +105,11 @@ Deno.test("schema validation refuses bad event data with a clear message and wri
   await using dir = await tempDir();
   const store = openSqliteStore(join(dir.path, "events.db"));
   await assert.rejects(
-    store.append("person-a", [{ type: "PersonAdded", data: { person_id: "p", name: "", email: "ava@example.com" }, metadata: meta }]),
+    store.append("person-a", [{
+      type: "PersonAdded",
+      data: { person_id: "p", name: "", email: "ava@example.com" },
+      metadata: meta,
+    }]),
     (error) => {
       assert.ok(error instanceof EventSchemaError);
       assert.match(error.message, /^Cannot record "PersonAdded": name is invalid: /);
@@ -162,11 +182,23 @@ Deno.test("log verify names the position of a changed, deleted or swapped row an
   await t.step("two rows swapped", async () => {
     await using log = await logWith(5);
     const raw = new DatabaseSync(log.path);
-    const row = (p: number) => raw.prepare("SELECT data, metadata, stream FROM events WHERE position = ?").get(p) as Record<string, string>;
+    const row = (p: number) =>
+      raw.prepare("SELECT data, metadata, stream FROM events WHERE position = ?").get(p) as Record<
+        string,
+        string
+      >;
     const a = row(2), b = row(3);
     raw.exec("BEGIN");
-    raw.prepare("UPDATE events SET data = ?, metadata = ?, stream = ? WHERE position = 2").run(b.data!, b.metadata!, `${b.stream}-tmp`);
-    raw.prepare("UPDATE events SET data = ?, metadata = ?, stream = ? WHERE position = 3").run(a.data!, a.metadata!, a.stream!);
+    raw.prepare("UPDATE events SET data = ?, metadata = ?, stream = ? WHERE position = 2").run(
+      b.data!,
+      b.metadata!,
+      `${b.stream}-tmp`,
+    );
+    raw.prepare("UPDATE events SET data = ?, metadata = ?, stream = ? WHERE position = 3").run(
+      a.data!,
+      a.metadata!,
+      a.stream!,
+    );
     raw.prepare("UPDATE events SET stream = ? WHERE position = 2").run(b.stream!);
     raw.exec("COMMIT");
     raw.close();

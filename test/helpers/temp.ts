@@ -17,7 +17,9 @@ export async function tempDir(prefix = "sergo-test-"): Promise<{ path: string } 
 }
 
 /** An app over a fresh data directory, closed and removed when disposed. */
-export async function tempApp(options: { now?: () => Date } = {}): Promise<{ app: SergoApp; dir: string } & AsyncDisposable> {
+export async function tempApp(
+  options: { now?: () => Date } = {},
+): Promise<{ app: SergoApp; dir: string } & AsyncDisposable> {
   const dir = await Deno.makeTempDir({ prefix: "sergo-app-" });
   const app = await openApp(dir, options);
   return {

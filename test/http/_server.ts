@@ -22,12 +22,19 @@ export interface TestServer extends AsyncDisposable {
 }
 
 /** Starts a server over a fresh data directory with an optional clock. */
-export async function testServer(options: { now?: () => Date; env?: Record<string, string> } = {}): Promise<TestServer> {
+export async function testServer(
+  options: { now?: () => Date; env?: Record<string, string> } = {},
+): Promise<TestServer> {
   const dir = await Deno.makeTempDir({ prefix: "sergo-http-" });
   const app = await openApp(dir, { now: options.now });
   const config = { ...loadConfig(["--data", dir]) };
   const services = await createServices(app, config);
-  const handler = createHandler({ app, mcp: createMcpEndpoint(services.mcpDeps), api: createApi(services), health: services.health });
+  const handler = createHandler({
+    app,
+    mcp: createMcpEndpoint(services.mcpDeps),
+    api: createApi(services),
+    health: services.health,
+  });
   return {
     app,
     services,

@@ -14,7 +14,10 @@ async function setup() {
   const { value: benToken } = await issueLoginToken(server.app, { personId: ben.person_id }, "test");
   const as = (key: string) => (path: string, init: RequestInit = {}) =>
     server.fetch(path, { ...init, headers: { authorization: `Bearer ${key}`, ...(init.headers ?? {}) } });
-  const jsonBody = (body: unknown): RequestInit => ({ body: JSON.stringify(body), headers: { "content-type": "application/json" } });
+  const jsonBody = (body: unknown): RequestInit => ({
+    body: JSON.stringify(body),
+    headers: { "content-type": "application/json" },
+  });
   return { server, ava, ben, avaKey, ava$: as(avaKey), ben$: as(benToken), jsonBody };
 }
 
@@ -27,7 +30,12 @@ Deno.test("API authentication: none, malformed, unknown, agent key — each a cl
   r = await server.fetch("/api/me", { headers: { authorization: "Bearer sgk_p_short" } });
   assert.equal(r.status, 401);
   assert.equal((await r.json()).code, "bad_key");
-  const { value } = await createAgentKey(server.app, { personId: ava.person_id, name: "agent", description: "", canRead: { folders: [], documents: [] } }, "t");
+  const { value } = await createAgentKey(server.app, {
+    personId: ava.person_id,
+    name: "agent",
+    description: "",
+    canRead: { folders: [], documents: [] },
+  }, "t");
   r = await server.fetch("/api/me", { headers: { authorization: `Bearer ${value}` } });
   assert.equal(r.status, 403);
   assert.match((await r.json()).message, /Agent keys work with MCP only/);
@@ -43,12 +51,19 @@ Deno.test("folders: create by path and by parent, rename, move, refuse bad names
   r = await ava$("/api/folders", { method: "POST", ...jsonBody({ name: "a/b", parent_id: null }) });
   assert.equal(r.status, 400);
   assert.equal((await r.json()).message, 'Folder name "a/b" cannot contain "/"');
-  r = await ava$("/api/folders", { method: "POST", ...jsonBody({ name: "Basic", parent_id: basic.parent_id }) });
+  r = await ava$("/api/folders", {
+    method: "POST",
+    ...jsonBody({ name: "Basic", parent_id: basic.parent_id }),
+  });
   assert.equal(r.status, 409);
   r = await ava$("/api/folders", { method: "POST", ...jsonBody({ bogus: 1 }) });
   assert.equal(r.status, 400);
   assert.equal((await r.json()).message, 'Unknown field "bogus"');
-  r = await ava$("/api/folders", { method: "POST", body: "{", headers: { "content-type": "application/json" } });
+  r = await ava$("/api/folders", {
+    method: "POST",
+    body: "{",
+    headers: { "content-type": "application/json" },
+  });
   assert.equal((await r.json()).message, "The body is not valid JSON");
   r = await ava$(`/api/folders/${basic.id}`, { method: "PATCH", ...jsonBody({ name: "Plain" }) });
   assert.equal((await r.json()).path, "Energy outlooks/Plain");
@@ -68,12 +83,18 @@ Deno.test("folders: create by path and by parent, rename, move, refuse bad names
 Deno.test("documents: multipart and raw uploads stream to blobs; type by content; a non-document is refused; over the limit is 413", async () => {
   const { server, ava$, ben$ } = await setup();
   await using _ = server;
-  const deck = (await Array.fromAsync(Deno.readDir(DECK))).map((e) => e.name).filter((n) => n.endsWith(".pptx")).sort()[0]!;
+  const deck = (await Array.fromAsync(Deno.readDir(DECK))).map((e) => e.name).filter((n) =>
+    n.endsWith(".pptx")
+  ).sort()[0]!;
   const bytes = await Deno.readFile(`${DECK}/${deck}`);
   const form = new FormData();
   form.set("folder", "");
   form.append("file", new Blob([bytes]), deck);
-  await ava$("/api/folders", { method: "POST", body: JSON.stringify({ path: "Decks" }), headers: { "content-type": "application/json" } });
+  await ava$("/api/folders", {
+    method: "POST",
+    body: JSON.stringify({ path: "Decks" }),
+    headers: { "content-type": "application/json" },
+  });
   form.set("folder", "Decks");
   form.set("preset", "none");
   let r = await ava$("/api/documents", { method: "POST", body: form });
@@ -92,7 +113,10 @@ Deno.test("documents: multipart and raw uploads stream to blobs; type by content
   assert.equal((await r.json()).documents[0].type, "pdf");
 
   // Something that is not a document at all.
-  r = await ava$("/api/documents?name=tool.exe", { method: "POST", body: new Uint8Array([0x4d, 0x5a, 0, 0, 1, 2, 3]) });
+  r = await ava$("/api/documents?name=tool.exe", {
+    method: "POST",
+    body: new Uint8Array([0x4d, 0x5a, 0, 0, 1, 2, 3]),
+  });
   assert.equal(r.status, 415);
   assert.match((await r.json()).message, /is not a file Sergo reads/);
 
@@ -128,8 +152,15 @@ Deno.test("upload size limit: 413 with a clear message, nothing recorded", async
 Deno.test("agent keys over the API: create shows the value once, list is masked, change, roll, delete", async () => {
   const { server, ava, ava$, ben$, jsonBody } = await setup();
   await using _ = server;
-  const folder = await ensureFolderPath(server.app, { personId: ava.person_id, path: "Energy outlooks" }, "t");
-  let r = await ava$("/api/keys", { method: "POST", ...jsonBody({ name: "energy-outlooks", description: "Decks", can_read: { folders: [folder.folder_id] } }) });
+  const folder = await ensureFolderPath(
+    server.app,
+    { personId: ava.person_id, path: "Energy outlooks" },
+    "t",
+  );
+  let r = await ava$("/api/keys", {
+    method: "POST",
+    ...jsonBody({ name: "energy-outlooks", description: "Decks", can_read: { folders: [folder.folder_id] } }),
+  });
   assert.equal(r.status, 201);
   const created = await r.json();
   assert.match(created.value, /^sgk_s_/);
@@ -172,7 +203,14 @@ Deno.test("personal keys and sign-out", async () => {
 Deno.test("unknown paths, OAuth discovery and /register answer a JSON 404; the OpenAPI document lists the routes", async () => {
   const server = await testServer();
   await using _ = server;
-  for (const path of ["/.well-known/oauth-authorization-server", "/.well-known/oauth-protected-resource/mcp", "/register", "/nope"]) {
+  for (
+    const path of [
+      "/.well-known/oauth-authorization-server",
+      "/.well-known/oauth-protected-resource/mcp",
+      "/register",
+      "/nope",
+    ]
+  ) {
     const r = await server.fetch(path);
     assert.equal(r.status, 404, path);
     assert.match(r.headers.get("content-type") ?? "", /application\/json/);

@@ -429,7 +429,9 @@ Deno.test("with many people and a large scope, results stay in scope and agree w
   const common = given.search({ query: "what is the and of", depth: 20 });
   assert.equal(common.length, 20);
   assert.ok(common.every((hit) => ["novel", "plays"].includes(hit.document_id)));
-  assert.ok(common.every((hit) => /\bthe\b/i.test(hit.text) && /\band\b/i.test(hit.text) && /\bof\b/i.test(hit.text)));
+  assert.ok(
+    common.every((hit) => /\bthe\b/i.test(hit.text) && /\band\b/i.test(hit.text) && /\bof\b/i.test(hit.text)),
+  );
   // A person with a small scope gets only their own pages.
   const small = given.search({ personId: "p3", query: "king crown", depth: 20 });
   assert.ok(small.length > 0);

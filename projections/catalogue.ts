@@ -8,6 +8,7 @@
 import type { DatabaseSync } from "node:sqlite";
 import type { DocumentType, Preset, RecordedEvent } from "../events/types.ts";
 import type { Projection } from "./projection.ts";
+import { statement } from "./_statements.ts";
 
 /** A person as the catalogue holds them. */
 export interface Person {
@@ -133,7 +134,7 @@ export const catalogue: Projection = {
     switch (event.type) {
       case "PersonAdded": {
         const { person_id, name, email } = event.data;
-        db.prepare("INSERT INTO cat_people (person_id, name, email) VALUES (?, ?, ?)").run(
+        statement(db, "INSERT INTO cat_people (person_id, name, email) VALUES (?, ?, ?)").run(
           person_id,
           name,
           email,
@@ -141,7 +142,7 @@ export const catalogue: Projection = {
         return;
       }
       case "PersonPasswordSet":
-        db.prepare("UPDATE cat_people SET password_hash = ? WHERE person_id = ?").run(
+        statement(db, "UPDATE cat_people SET password_hash = ? WHERE person_id = ?").run(
           event.data.password_hash,
           event.data.person_id,
         );
@@ -149,33 +150,33 @@ export const catalogue: Projection = {
       case "FolderCreated": {
         const { folder_id, person_id, parent_id, name } = event.data;
         const parentPath = parent_id === null ? "" : folderPath(db, parent_id);
-        db.prepare(
+        statement(db, 
           "INSERT INTO cat_folders (folder_id, person_id, parent_id, name, path) VALUES (?, ?, ?, ?, ?)",
         )
           .run(folder_id, person_id, parent_id, name, parentPath === "" ? name : `${parentPath}/${name}`);
         return;
       }
       case "FolderRenamed":
-        db.prepare("UPDATE cat_folders SET name = ? WHERE folder_id = ?").run(
+        statement(db, "UPDATE cat_folders SET name = ? WHERE folder_id = ?").run(
           event.data.name,
           event.data.folder_id,
         );
         repath(db, event.data.folder_id);
         return;
       case "FolderMoved":
-        db.prepare("UPDATE cat_folders SET parent_id = ? WHERE folder_id = ?").run(
+        statement(db, "UPDATE cat_folders SET parent_id = ? WHERE folder_id = ?").run(
           event.data.parent_id,
           event.data.folder_id,
         );
         repath(db, event.data.folder_id);
         return;
       case "FolderDeleted":
-        db.prepare("DELETE FROM cat_folders WHERE folder_id = ?").run(event.data.folder_id);
+        statement(db, "DELETE FROM cat_folders WHERE folder_id = ?").run(event.data.folder_id);
         return;
       case "DocumentUploaded": {
         const d = event.data;
         const office = d.type === "pptx" || d.type === "docx";
-        db.prepare(
+        statement(db, 
           `INSERT INTO cat_documents (document_id, person_id, folder_id, name, type, size, sha256, preset,
              uploaded_at, uploaded_position, status, pdf_copy_status)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -196,24 +197,24 @@ export const catalogue: Projection = {
         return;
       }
       case "DocumentMoved":
-        db.prepare("UPDATE cat_documents SET folder_id = ? WHERE document_id = ?").run(
+        statement(db, "UPDATE cat_documents SET folder_id = ? WHERE document_id = ?").run(
           event.data.folder_id,
           event.data.document_id,
         );
         return;
       case "DocumentDeleted":
         for (const table of ["cat_documents", "cat_pages", "cat_chunks"]) {
-          db.prepare(`DELETE FROM ${table} WHERE document_id = ?`).run(event.data.document_id);
+          statement(db, `DELETE FROM ${table} WHERE document_id = ?`).run(event.data.document_id);
         }
         return;
       case "ProcessingRequested":
-        db.prepare(
+        statement(db, 
           `UPDATE cat_documents SET status = 'processing', preset = ?, failure_reason = NULL, processing_worker = NULL,
              processing_lease_until = NULL WHERE document_id = ?`,
         ).run(event.data.preset, event.data.document_id);
         return;
       case "ProcessingStarted":
-        db.prepare(
+        statement(db, 
           `UPDATE cat_documents SET status = 'processing', preset = ?, failure_reason = NULL, processing_worker = ?,
              processing_lease_until = ? WHERE document_id = ?`,
         ).run(
@@ -227,7 +228,7 @@ export const catalogue: Projection = {
         applyProcessed(db, event.data);
         return;
       case "ProcessingFailed":
-        db.prepare(
+        statement(db, 
           "UPDATE cat_documents SET status = 'not_indexed', failure_reason = ? WHERE document_id = ?",
         ).run(
           event.data.reason,
@@ -235,7 +236,7 @@ export const catalogue: Projection = {
         );
         return;
       case "PdfCopyRequested":
-        db.prepare(
+        statement(db, 
           "UPDATE cat_documents SET pdf_copy_status = 'pending', pdf_copy_reason = NULL WHERE document_id = ?",
         )
           .run(event.data.document_id);
@@ -244,7 +245,7 @@ export const catalogue: Projection = {
         applyPdfCopy(db, event.data);
         return;
       case "PdfCopyFailed":
-        db.prepare(
+        statement(db, 
           "UPDATE cat_documents SET pdf_copy_status = 'failed', pdf_copy_reason = ? WHERE document_id = ?",
         )
           .run(event.data.reason, event.data.document_id);
@@ -258,12 +259,12 @@ type PdfCopyData = Extract<RecordedEvent, { type: "PdfCopyMade" }>["data"];
 
 function applyProcessed(db: DatabaseSync, data: ProcessedData): void {
   const id = data.document_id;
-  db.prepare("DELETE FROM cat_pages WHERE document_id = ?").run(id);
-  db.prepare("DELETE FROM cat_chunks WHERE document_id = ?").run(id);
-  const insertPage = db.prepare(
+  statement(db, "DELETE FROM cat_pages WHERE document_id = ?").run(id);
+  statement(db, "DELETE FROM cat_chunks WHERE document_id = ?").run(id);
+  const insertPage = statement(db, 
     "INSERT INTO cat_pages (document_id, page, text, marked, image_only) VALUES (?, ?, ?, ?, ?)",
   );
-  const insertChunk = db.prepare(
+  const insertChunk = statement(db, 
     "INSERT INTO cat_chunks (document_id, ord, page, section, text) VALUES (?, ?, ?, ?, ?)",
   );
   let ord = 0;
@@ -273,7 +274,7 @@ function applyProcessed(db: DatabaseSync, data: ProcessedData): void {
   }
   const marked = data.pages.filter((p) => p.marked).map((p) => p.page).sort((a, b) => a - b);
   const imageOnly = data.pages.filter((p) => p.image_only).map((p) => p.page).sort((a, b) => a - b);
-  db.prepare(
+  statement(db, 
     `UPDATE cat_documents SET status = 'searchable', failure_reason = NULL, preset = ?, page_count = ?,
        pages_estimated = ?, pages_to_view = ?, image_only_pages = ? WHERE document_id = ?`,
   ).run(
@@ -285,42 +286,42 @@ function applyProcessed(db: DatabaseSync, data: ProcessedData): void {
     id,
   );
   // A copy made before this result still gives real pages.
-  const copy = db.prepare("SELECT pdf_copy_status, pdf_copy_pages FROM cat_documents WHERE document_id = ?")
+  const copy = statement(db, "SELECT pdf_copy_status, pdf_copy_pages FROM cat_documents WHERE document_id = ?")
     .get(id) as
       | { pdf_copy_status: string; pdf_copy_pages: number | null }
       | undefined;
   if (copy?.pdf_copy_status === "made" && data.pages_estimated) {
-    db.prepare("UPDATE cat_documents SET pdf_copy_status = 'pending' WHERE document_id = ?").run(id);
+    statement(db, "UPDATE cat_documents SET pdf_copy_status = 'pending' WHERE document_id = ?").run(id);
   }
 }
 
 function applyPdfCopy(db: DatabaseSync, data: PdfCopyData): void {
   const id = data.document_id;
-  db.prepare(
+  statement(db, 
     "UPDATE cat_documents SET pdf_copy_status = 'made', pdf_copy_sha256 = ?, pdf_copy_pages = ?, pdf_copy_reason = NULL WHERE document_id = ?",
   ).run(data.sha256, data.page_count, id);
   const chunkPages = data.chunk_pages;
   if (!chunkPages) return;
-  const chunks = db.prepare("SELECT ord, section, text FROM cat_chunks WHERE document_id = ? ORDER BY ord")
+  const chunks = statement(db, "SELECT ord, section, text FROM cat_chunks WHERE document_id = ? ORDER BY ord")
     .all(id) as Array<{ ord: number; section: string | null; text: string }>;
   if (chunks.length !== chunkPages.length) return;
-  const update = db.prepare("UPDATE cat_chunks SET page = ? WHERE document_id = ? AND ord = ?");
+  const update = statement(db, "UPDATE cat_chunks SET page = ? WHERE document_id = ? AND ord = ?");
   chunks.forEach((chunk, i) => update.run(chunkPages[i]!, id, chunk.ord));
-  db.prepare("DELETE FROM cat_pages WHERE document_id = ?").run(id);
-  const insertPage = db.prepare(
+  statement(db, "DELETE FROM cat_pages WHERE document_id = ?").run(id);
+  const insertPage = statement(db, 
     "INSERT INTO cat_pages (document_id, page, text, marked, image_only) VALUES (?, ?, ?, 0, 0)",
   );
   for (let page = 1; page <= data.page_count; page++) {
     const text = chunks.filter((_, i) => chunkPages[i] === page).map((c) => c.text).join("\n\n");
     insertPage.run(id, page, text);
   }
-  db.prepare(
+  statement(db, 
     "UPDATE cat_documents SET page_count = ?, pages_estimated = 0, pages_to_view = '[]', image_only_pages = '[]' WHERE document_id = ?",
   ).run(data.page_count, id);
 }
 
 function folderPath(db: DatabaseSync, folderId: string): string {
-  const row = db.prepare("SELECT path FROM cat_folders WHERE folder_id = ?").get(folderId) as
+  const row = statement(db, "SELECT path FROM cat_folders WHERE folder_id = ?").get(folderId) as
     | { path: string }
     | undefined;
   return row?.path ?? "";
@@ -328,14 +329,14 @@ function folderPath(db: DatabaseSync, folderId: string): string {
 
 /** Recomputes the path of a folder and everything inside it after a rename or move. */
 function repath(db: DatabaseSync, folderId: string): void {
-  const folder = db.prepare("SELECT parent_id, name FROM cat_folders WHERE folder_id = ?").get(folderId) as
+  const folder = statement(db, "SELECT parent_id, name FROM cat_folders WHERE folder_id = ?").get(folderId) as
     | { parent_id: string | null; name: string }
     | undefined;
   if (!folder) return;
   const parentPath = folder.parent_id === null ? "" : folderPath(db, folder.parent_id);
   const path = parentPath === "" ? folder.name : `${parentPath}/${folder.name}`;
-  db.prepare("UPDATE cat_folders SET path = ? WHERE folder_id = ?").run(path, folderId);
-  const children = db.prepare("SELECT folder_id FROM cat_folders WHERE parent_id = ?").all(folderId) as Array<
+  statement(db, "UPDATE cat_folders SET path = ? WHERE folder_id = ?").run(path, folderId);
+  const children = statement(db, "SELECT folder_id FROM cat_folders WHERE parent_id = ?").all(folderId) as Array<
     { folder_id: string }
   >;
   for (const child of children) repath(db, child.folder_id);
@@ -356,36 +357,36 @@ export function folderValue(personName: string, path: string | null): string {
 
 /** Finds a person by id. */
 export function getPerson(db: DatabaseSync, personId: string): Person | undefined {
-  return db.prepare("SELECT * FROM cat_people WHERE person_id = ?").get(personId) as Person | undefined;
+  return statement(db, "SELECT * FROM cat_people WHERE person_id = ?").get(personId) as Person | undefined;
 }
 
 /** Finds a person by email (case-insensitive). */
 export function getPersonByEmail(db: DatabaseSync, email: string): Person | undefined {
-  return db.prepare("SELECT * FROM cat_people WHERE lower(email) = lower(?)").get(email) as
+  return statement(db, "SELECT * FROM cat_people WHERE lower(email) = lower(?)").get(email) as
     | Person
     | undefined;
 }
 
 /** Every person, by name. */
 export function listPeople(db: DatabaseSync): Person[] {
-  return db.prepare("SELECT * FROM cat_people ORDER BY name, person_id").all() as unknown as Person[];
+  return statement(db, "SELECT * FROM cat_people ORDER BY name, person_id").all() as unknown as Person[];
 }
 
 /** A folder by id. */
 export function getFolder(db: DatabaseSync, folderId: string): Folder | undefined {
-  return db.prepare("SELECT * FROM cat_folders WHERE folder_id = ?").get(folderId) as Folder | undefined;
+  return statement(db, "SELECT * FROM cat_folders WHERE folder_id = ?").get(folderId) as Folder | undefined;
 }
 
 /** Every folder of a person, ordered by path. */
 export function listFolders(db: DatabaseSync, personId: string): Folder[] {
-  return db.prepare("SELECT * FROM cat_folders WHERE person_id = ? ORDER BY path, folder_id").all(
+  return statement(db, "SELECT * FROM cat_folders WHERE person_id = ? ORDER BY path, folder_id").all(
     personId,
   ) as unknown as Folder[];
 }
 
 /** A folder by its path from the person's root (exact, case-sensitive). */
 export function getFolderByPath(db: DatabaseSync, personId: string, path: string): Folder | undefined {
-  return db.prepare("SELECT * FROM cat_folders WHERE person_id = ? AND path = ?").get(personId, path) as
+  return statement(db, "SELECT * FROM cat_folders WHERE person_id = ? AND path = ?").get(personId, path) as
     | Folder
     | undefined;
 }
@@ -397,7 +398,7 @@ export function getChildFolder(
   parentId: string | null,
   name: string,
 ): Folder | undefined {
-  return db.prepare(
+  return statement(db, 
     "SELECT * FROM cat_folders WHERE person_id = ? AND parent_id IS ? AND name = ?",
   ).get(personId, parentId, name) as Folder | undefined;
 }
@@ -405,7 +406,7 @@ export function getChildFolder(
 /** The given folders with every folder inside them. */
 export function expandFolders(db: DatabaseSync, folderIds: readonly string[]): string[] {
   if (folderIds.length === 0) return [];
-  const rows = db.prepare(
+  const rows = statement(db, 
     `WITH RECURSIVE tree(id) AS (
        SELECT value FROM json_each(?)
        UNION SELECT f.folder_id FROM cat_folders f JOIN tree t ON f.parent_id = t.id
@@ -417,8 +418,8 @@ export function expandFolders(db: DatabaseSync, folderIds: readonly string[]): s
 /** Whether a folder holds anything: folders or documents. */
 export function folderHoldsAnything(db: DatabaseSync, folderId: string): boolean {
   return Boolean(
-    db.prepare("SELECT 1 FROM cat_folders WHERE parent_id = ? LIMIT 1").get(folderId) ??
-      db.prepare("SELECT 1 FROM cat_documents WHERE folder_id = ? LIMIT 1").get(folderId),
+    statement(db, "SELECT 1 FROM cat_folders WHERE parent_id = ? LIMIT 1").get(folderId) ??
+      statement(db, "SELECT 1 FROM cat_documents WHERE folder_id = ? LIMIT 1").get(folderId),
   );
 }
 
@@ -439,7 +440,7 @@ function toDocument(raw: RawDocument): DocumentRow {
 
 /** A document by id (any owner: callers check ownership). */
 export function getDocument(db: DatabaseSync, documentId: string): DocumentRow | undefined {
-  const raw = db.prepare("SELECT * FROM cat_documents WHERE document_id = ?").get(documentId) as
+  const raw = statement(db, "SELECT * FROM cat_documents WHERE document_id = ?").get(documentId) as
     | RawDocument
     | undefined;
   return raw ? toDocument(raw) : undefined;
@@ -467,8 +468,8 @@ export function listDocuments(
     ? [scope.personId]
     : [scope.personId, JSON.stringify(scope.folderIds), JSON.stringify(scope.documentIds)];
   const total =
-    (db.prepare(`SELECT count(*) AS n FROM cat_documents WHERE ${where}`).get(...params) as { n: number }).n;
-  const rows = db.prepare(
+    (statement(db, `SELECT count(*) AS n FROM cat_documents WHERE ${where}`).get(...params) as { n: number }).n;
+  const rows = statement(db, 
     `SELECT * FROM cat_documents WHERE ${where} ORDER BY uploaded_position DESC LIMIT ? OFFSET ?`,
   ).all(...params, page.limit, page.offset) as unknown as RawDocument[];
   return { total, items: rows.map(toDocument) };
@@ -476,7 +477,7 @@ export function listDocuments(
 
 /** Pages `from` to `to` of a document, in order. */
 export function getPages(db: DatabaseSync, documentId: string, from: number, to: number): PageRow[] {
-  const rows = db.prepare(
+  const rows = statement(db, 
     "SELECT page, text, marked, image_only FROM cat_pages WHERE document_id = ? AND page BETWEEN ? AND ? ORDER BY page",
   ).all(documentId, from, to) as Array<{ page: number; text: string; marked: number; image_only: number }>;
   return rows.map((row) => ({
@@ -489,17 +490,17 @@ export function getPages(db: DatabaseSync, documentId: string, from: number, to:
 
 /** A document's chunks in reading order. */
 export function getChunks(db: DatabaseSync, documentId: string): ChunkRow[] {
-  return db.prepare("SELECT ord, page, section, text FROM cat_chunks WHERE document_id = ? ORDER BY ord").all(
+  return statement(db, "SELECT ord, page, section, text FROM cat_chunks WHERE document_id = ? ORDER BY ord").all(
     documentId,
   ) as unknown as ChunkRow[];
 }
 
 /** Documents whose processing or PDF copy is pending, oldest first (what workers pick up). */
 export function pendingWork(db: DatabaseSync): { processing: DocumentRow[]; pdfCopies: DocumentRow[] } {
-  const processing = (db.prepare(
+  const processing = (statement(db, 
     "SELECT * FROM cat_documents WHERE status = 'processing' ORDER BY uploaded_position",
   ).all() as unknown as RawDocument[]).map(toDocument);
-  const pdfCopies = (db.prepare(
+  const pdfCopies = (statement(db, 
     "SELECT * FROM cat_documents WHERE pdf_copy_status = 'pending' ORDER BY uploaded_position",
   ).all() as unknown as RawDocument[]).map(toDocument);
   return { processing, pdfCopies };

@@ -8,6 +8,7 @@
 import type { DatabaseSync } from "node:sqlite";
 import type { CanRead, RecordedEvent } from "../events/types.ts";
 import type { Projection } from "./projection.ts";
+import { statement } from "./_statements.ts";
 
 /** What a credential is. */
 export type CredentialKind = "agent" | "personal" | "login";
@@ -89,13 +90,13 @@ export const keyScopes: Projection = {
       last4: string,
       expiresAt: string | null,
     ) =>
-      db.prepare(
+      statement(db, 
         "INSERT INTO key_values (hash, kind, id, person_id, last4, expires_at, current) VALUES (?, ?, ?, ?, ?, ?, 1)",
       ).run(hash, kind, id, personId, last4, expiresAt);
     switch (event.type) {
       case "AgentKeyCreated": {
         const d = event.data;
-        db.prepare(
+        statement(db, 
           "INSERT INTO key_agents (key_id, person_id, name, description, can_read, created_at) VALUES (?, ?, ?, ?, ?, ?)",
         ).run(d.key_id, d.person_id, d.name, d.description, JSON.stringify(d.can_read), event.metadata.time);
         insertValue(d.key_hash, "agent", d.key_id, d.person_id, d.last4, null);
@@ -104,13 +105,13 @@ export const keyScopes: Projection = {
       case "AgentKeyChanged": {
         const d = event.data;
         if (d.name !== undefined) {
-          db.prepare("UPDATE key_agents SET name = ? WHERE key_id = ?").run(d.name, d.key_id);
+          statement(db, "UPDATE key_agents SET name = ? WHERE key_id = ?").run(d.name, d.key_id);
         }
         if (d.description !== undefined) {
-          db.prepare("UPDATE key_agents SET description = ? WHERE key_id = ?").run(d.description, d.key_id);
+          statement(db, "UPDATE key_agents SET description = ? WHERE key_id = ?").run(d.description, d.key_id);
         }
         if (d.can_read !== undefined) {
-          db.prepare("UPDATE key_agents SET can_read = ? WHERE key_id = ?").run(
+          statement(db, "UPDATE key_agents SET can_read = ? WHERE key_id = ?").run(
             JSON.stringify(d.can_read),
             d.key_id,
           );
@@ -119,11 +120,11 @@ export const keyScopes: Projection = {
       }
       case "AgentKeyRolled": {
         const d = event.data;
-        const key = db.prepare("SELECT person_id FROM key_agents WHERE key_id = ?").get(d.key_id) as
+        const key = statement(db, "SELECT person_id FROM key_agents WHERE key_id = ?").get(d.key_id) as
           | { person_id: string }
           | undefined;
         if (!key) return;
-        db.prepare("UPDATE key_values SET expires_at = ?, current = 0 WHERE id = ? AND current = 1").run(
+        statement(db, "UPDATE key_values SET expires_at = ?, current = 0 WHERE id = ? AND current = 1").run(
           d.old_expires_at,
           d.key_id,
         );
@@ -131,12 +132,12 @@ export const keyScopes: Projection = {
         return;
       }
       case "AgentKeyDeleted":
-        db.prepare("DELETE FROM key_agents WHERE key_id = ?").run(event.data.key_id);
-        db.prepare("DELETE FROM key_values WHERE id = ?").run(event.data.key_id);
+        statement(db, "DELETE FROM key_agents WHERE key_id = ?").run(event.data.key_id);
+        statement(db, "DELETE FROM key_values WHERE id = ?").run(event.data.key_id);
         return;
       case "PersonalKeyCreated": {
         const d = event.data;
-        db.prepare("INSERT INTO key_personal (key_id, person_id, last4, created_at) VALUES (?, ?, ?, ?)").run(
+        statement(db, "INSERT INTO key_personal (key_id, person_id, last4, created_at) VALUES (?, ?, ?, ?)").run(
           d.key_id,
           d.person_id,
           d.last4,
@@ -146,8 +147,8 @@ export const keyScopes: Projection = {
         return;
       }
       case "PersonalKeyDeleted":
-        db.prepare("DELETE FROM key_personal WHERE key_id = ?").run(event.data.key_id);
-        db.prepare("DELETE FROM key_values WHERE id = ?").run(event.data.key_id);
+        statement(db, "DELETE FROM key_personal WHERE key_id = ?").run(event.data.key_id);
+        statement(db, "DELETE FROM key_values WHERE id = ?").run(event.data.key_id);
         return;
       case "LoginTokenIssued": {
         const d = event.data;
@@ -155,7 +156,7 @@ export const keyScopes: Projection = {
         return;
       }
       case "LoginTokenRevoked":
-        db.prepare("DELETE FROM key_values WHERE id = ?").run(event.data.token_id);
+        statement(db, "DELETE FROM key_values WHERE id = ?").run(event.data.token_id);
         return;
     }
   },
@@ -163,7 +164,7 @@ export const keyScopes: Projection = {
 
 /** Finds the credential with this sha256, if it exists and has not expired at `now`. */
 export function findCredential(db: DatabaseSync, hash: string, now: Date): Credential | undefined {
-  const row = db.prepare("SELECT kind, id, person_id, last4, expires_at FROM key_values WHERE hash = ?").get(
+  const row = statement(db, "SELECT kind, id, person_id, last4, expires_at FROM key_values WHERE hash = ?").get(
     hash,
   ) as
     | Credential
@@ -188,13 +189,13 @@ const AGENT_SELECT =
 
 /** An agent key by id. */
 export function getAgentKey(db: DatabaseSync, keyId: string): AgentKey | undefined {
-  const raw = db.prepare(`${AGENT_SELECT} WHERE a.key_id = ?`).get(keyId) as RawAgentKey | undefined;
+  const raw = statement(db, `${AGENT_SELECT} WHERE a.key_id = ?`).get(keyId) as RawAgentKey | undefined;
   return raw ? toAgentKey(raw) : undefined;
 }
 
 /** A person's agent key by name. */
 export function getAgentKeyByName(db: DatabaseSync, personId: string, name: string): AgentKey | undefined {
-  const raw = db.prepare(`${AGENT_SELECT} WHERE a.person_id = ? AND a.name = ?`).get(personId, name) as
+  const raw = statement(db, `${AGENT_SELECT} WHERE a.person_id = ? AND a.name = ?`).get(personId, name) as
     | RawAgentKey
     | undefined;
   return raw ? toAgentKey(raw) : undefined;
@@ -202,7 +203,7 @@ export function getAgentKeyByName(db: DatabaseSync, personId: string, name: stri
 
 /** A person's agent keys, by name. */
 export function listAgentKeys(db: DatabaseSync, personId: string): AgentKey[] {
-  const rows = db.prepare(`${AGENT_SELECT} WHERE a.person_id = ? ORDER BY a.name`).all(
+  const rows = statement(db, `${AGENT_SELECT} WHERE a.person_id = ? ORDER BY a.name`).all(
     personId,
   ) as unknown as RawAgentKey[];
   return rows.map(toAgentKey);
@@ -210,7 +211,7 @@ export function listAgentKeys(db: DatabaseSync, personId: string): AgentKey[] {
 
 /** An agent key's old values that still work at `now`. */
 export function oldValues(db: DatabaseSync, keyId: string, now: Date): OldValue[] {
-  const rows = db.prepare(
+  const rows = statement(db, 
     "SELECT last4, expires_at FROM key_values WHERE id = ? AND current = 0 ORDER BY expires_at",
   ).all(keyId) as unknown as OldValue[];
   return rows.filter((row) => Date.parse(row.expires_at) > now.getTime());
@@ -218,7 +219,7 @@ export function oldValues(db: DatabaseSync, keyId: string, now: Date): OldValue[
 
 /** The expiry of the current old value (rolled before) of a key, if one is still in its grace time. */
 export function personalKeys(db: DatabaseSync, personId: string): PersonalKey[] {
-  return db.prepare("SELECT * FROM key_personal WHERE person_id = ? ORDER BY created_at, key_id").all(
+  return statement(db, "SELECT * FROM key_personal WHERE person_id = ? ORDER BY created_at, key_id").all(
     personId,
   ) as unknown as PersonalKey[];
 }
@@ -229,7 +230,7 @@ export function loginTokens(
   personId: string,
   now: Date,
 ): Array<{ id: string; expires_at: string }> {
-  const rows = db.prepare(
+  const rows = statement(db, 
     "SELECT id, expires_at FROM key_values WHERE kind = 'login' AND person_id = ? ORDER BY expires_at",
   ).all(personId) as Array<{ id: string; expires_at: string }>;
   return rows.filter((row) => Date.parse(row.expires_at) > now.getTime());

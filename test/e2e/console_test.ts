@@ -437,7 +437,9 @@ Deno.test({
         const phone = await context.newPage();
         await phone.setViewportSize({ width: 390, height: 844 });
         await phone.goto(`${url}/documents`);
-        const overflow = await phone.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+        const overflow = await phone.evaluate(() =>
+          document.documentElement.scrollWidth - globalThis.innerWidth
+        );
         assert.ok(overflow <= 1, `no sideways scrolling, got ${overflow}px`);
         await shot(phone, "12-documents-phone");
         await phone.close();

@@ -80,9 +80,23 @@
     check();
   }
 
+  // A checked folder covers everything inside it: its documents and folders need no box of their own.
+  for (const tree of document.querySelectorAll(".checks")) {
+    const cover = () => {
+      const folders = [...tree.querySelectorAll('input[name="folders"]:checked')];
+      for (const box of tree.querySelectorAll("input[type=checkbox]")) {
+        const covered = folders.some((folder) => folder !== box && folder.closest("li").contains(box));
+        box.disabled = covered;
+        box.closest("li").classList.toggle("covered", covered);
+      }
+    };
+    tree.addEventListener("change", cover);
+    cover();
+  }
+
   function keyBody(form) {
     const checked = (name) =>
-      [...form.querySelectorAll(`input[name="${name}"]:checked`)].map((box) => box.value);
+      [...form.querySelectorAll(`input[name="${name}"]:checked:not(:disabled)`)].map((box) => box.value);
     return {
       name: form.elements.name.value,
       description: form.elements.description.value,

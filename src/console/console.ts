@@ -40,7 +40,8 @@ export interface ConsoleOptions {
   throttle?: SignInThrottle;
 }
 
-const DOCUMENTS_PER_PAGE = 200;
+const DOCUMENTS_PER_PAGE = 100;
+const PAGES_PER_VIEW = 50;
 const MAX_FORM_BYTES = 16 * 1024;
 
 /**
@@ -132,7 +133,8 @@ export function createConsole(services: Services, options: ConsoleOptions = {}):
           folderIds: current ? documentFolders(db, current.folder_id) : null,
           documentIds: [],
         };
-        const { total, items } = listDocuments(db, scope, { limit: DOCUMENTS_PER_PAGE, offset: 0 });
+        const offset = Math.max(0, Math.trunc(Number(url.searchParams.get("offset") ?? 0)) || 0);
+        const { total, items } = listDocuments(db, scope, { limit: DOCUMENTS_PER_PAGE, offset });
         return render(DocumentsPage({
           context,
           rootLabel: root,
@@ -140,6 +142,8 @@ export function createConsole(services: Services, options: ConsoleOptions = {}):
           current,
           documents: items,
           total,
+          offset,
+          perPage: DOCUMENTS_PER_PAGE,
           folderPaths: new Map(folders.map((f) => [f.folder_id, `${root}/${f.path}`])),
           maxUploadBytes: services.config.maxUploadBytes,
         }));
@@ -149,6 +153,7 @@ export function createConsole(services: Services, options: ConsoleOptions = {}):
         const folders = listFolders(db, person.person_id);
         const folder = folders.find((f) => f.folder_id === doc.folder_id);
         const pictures = doc.type === "pdf" || doc.pdf_copy_status === "made";
+        const range = pageWindow(url.searchParams.get("page"), doc.page_count ?? 0);
         return render(DocumentPage({
           context,
           doc,
@@ -156,7 +161,8 @@ export function createConsole(services: Services, options: ConsoleOptions = {}):
           folderHref: folder ? `/documents?folder=${encodeURIComponent(folder.folder_id)}` : "/documents",
           folders,
           rootLabel: root,
-          pages: getPages(db, doc.document_id, 1, Number.MAX_SAFE_INTEGER),
+          pages: getPages(db, doc.document_id, range.from, range.to),
+          window: range,
           pictures,
           noPictures: doc.pdf_copy_status === "pending"
             ? "The PDF copy is being made — the page pictures appear when it is ready."
@@ -201,6 +207,13 @@ export function createConsole(services: Services, options: ConsoleOptions = {}):
     }
     return notHere();
   };
+}
+
+/** The window of pages shown on a document's page: the 50 that hold `page` (default the first). */
+function pageWindow(page: string | null, count: number): { from: number; to: number; count: number } {
+  const n = Math.max(1, Math.trunc(Number(page ?? 1)) || 1);
+  const from = Math.floor((Math.min(n, Math.max(count, 1)) - 1) / PAGES_PER_VIEW) * PAGES_PER_VIEW + 1;
+  return { from, to: Math.min(from + PAGES_PER_VIEW - 1, Math.max(count, from)), count };
 }
 
 function pageContext(

@@ -66,3 +66,76 @@ Deno.test("serve: a bad setting stops start-up with one clear line", async () =>
     assert.match(stderr, message);
   }
 });
+
+Deno.test("serve --cert --key serves https, as clients that take only https URLs need", async () => {
+  await using dir = await tempDir();
+  const cert = `${dir.path}/cert.pem`;
+  const key = `${dir.path}/key.pem`;
+  // A test CA and a server certificate signed by it (rustls refuses a CA certificate as the server's own).
+  const ca = `${dir.path}/ca.pem`;
+  const caKey = `${dir.path}/ca-key.pem`;
+  const csr = `${dir.path}/server.csr`;
+  const ext = `${dir.path}/ext.cnf`;
+  await Deno.writeTextFile(ext, "subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\n");
+  for (
+    const args of [
+      [
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        caKey,
+        "-out",
+        ca,
+        "-days",
+        "1",
+        "-subj",
+        "/CN=Sergo test CA",
+      ],
+      ["req", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", csr, "-subj", "/CN=localhost"],
+      [
+        "x509",
+        "-req",
+        "-in",
+        csr,
+        "-CA",
+        ca,
+        "-CAkey",
+        caKey,
+        "-CAcreateserial",
+        "-out",
+        cert,
+        "-days",
+        "1",
+        "-extfile",
+        ext,
+      ],
+    ]
+  ) {
+    const made = await new Deno.Command("openssl", { args, stdout: "null", stderr: "piped" }).output();
+    assert.equal(made.code, 0, new TextDecoder().decode(made.stderr));
+  }
+  const child = serve(["--data", `${dir.path}/data`, "--port", "0", "--cert", cert, "--key", key]);
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let out = "";
+  while (!/at (https:\/\/\S+)/.test(out)) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    out += value;
+  }
+  const url = /at (https:\/\/\S+)/.exec(out)![1]!.replace("127.0.0.1", "localhost");
+  const client = Deno.createHttpClient({ caCerts: [await Deno.readTextFile(ca)] });
+  try {
+    const response = await fetch(`${url}/healthz`, { client });
+    assert.equal(response.status, 200);
+    assert.equal((await response.json()).ok, true);
+  } finally {
+    client.close();
+    child.kill("SIGTERM");
+    await child.status;
+    await reader.cancel().catch(() => {});
+    await child.stderr.cancel().catch(() => {});
+  }
+});

@@ -237,7 +237,7 @@
       toView.textContent = doc.pages_to_view.length ? "" : "—";
       for (const n of doc.pages_to_view.slice(0, 8)) {
         const a = document.createElement("a");
-        a.href = `/documents/${doc.id}#page-${n}`;
+        a.href = `/documents/${doc.id}?page=${n}#page-${n}`;
         a.textContent = String(n);
         toView.append(a, " ");
       }

@@ -20,10 +20,28 @@ export interface DocumentPageProps {
   folders: readonly Folder[];
   rootLabel: string;
   pages: readonly PageRow[];
+  /** Which pages are shown (a window of a long document) and how many there are. */
+  window: { from: number; to: number; count: number };
   /** Whether page pictures can be drawn (a PDF, or a PDF copy exists). */
   pictures: boolean;
   /** Why there are no pictures, when there are none. */
   noPictures: string;
+}
+
+function PageWindowNav({ id, window }: { id: string; window: DocumentPageProps["window"] }): VNode | null {
+  if (window.count <= window.to - window.from + 1) return null;
+  const size = window.to - window.from + 1;
+  return (
+    <nav class="pager" aria-label="Pages of this document">
+      <span class="muted">Pages {window.from}–{window.to} of {window.count}</span>
+      {window.from > 1 && (
+        <a class="button" href={`/documents/${id}?page=${Math.max(1, window.from - size)}`}>Previous pages</a>
+      )}
+      {window.to < window.count && (
+        <a class="button" href={`/documents/${id}?page=${window.to + 1}`}>Next pages</a>
+      )}
+    </nav>
+  );
 }
 
 /** The document page. */
@@ -90,6 +108,7 @@ export function DocumentPage(props: DocumentPageProps): VNode {
       <section aria-labelledby="pages-title">
         <h2 id="pages-title">Pages</h2>
         {!props.pictures && <p class="hint">{props.noPictures}</p>}
+        <PageWindowNav id={doc.document_id} window={props.window} />
         {props.pages.length === 0
           ? (
             <p class="empty">
@@ -138,6 +157,7 @@ export function DocumentPage(props: DocumentPageProps): VNode {
               ))}
             </ol>
           )}
+        <PageWindowNav id={doc.document_id} window={props.window} />
       </section>
     </Layout>
   );

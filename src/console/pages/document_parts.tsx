@@ -51,7 +51,7 @@ export function PagesToView({ doc, max = 12 }: { doc: DocumentRow; max?: number 
       {shown.map((n) => (
         <a
           key={n}
-          href={`/documents/${doc.document_id}#page-${n}`}
+          href={`/documents/${doc.document_id}?page=${n}#page-${n}`}
           title={`Page ${n} may hold a figure, chart or table`}
         >
           {n}

@@ -20,9 +20,17 @@ export interface DocumentsPageProps {
   current: Folder | null;
   documents: readonly DocumentRow[];
   total: number;
+  /** How many newer documents come before these, and how many a page shows. */
+  offset: number;
+  perPage: number;
   /** Folder paths by id, for the folder column. */
   folderPaths: ReadonlyMap<string, string>;
   maxUploadBytes: number;
+}
+
+function withOffset(href: string, offset: number): string {
+  if (offset === 0) return href;
+  return `${href}${href.includes("?") ? "&" : "?"}offset=${offset}`;
 }
 
 /** The documents page. */
@@ -198,8 +206,20 @@ export function DocumentsPage(props: DocumentsPageProps): VNode {
                 </table>
               </div>
             )}
-            {props.total > documents.length && (
-              <p class="muted">Showing the newest {documents.length} of {props.total}.</p>
+            {props.total > props.perPage && (
+              <nav class="pager" aria-label="More documents">
+                <span class="muted">
+                  {props.offset + 1}–{props.offset + documents.length} of {props.total}
+                </span>
+                {props.offset > 0 && (
+                  <a class="button" href={withOffset(self, Math.max(0, props.offset - props.perPage))}>
+                    Newer
+                  </a>
+                )}
+                {props.offset + documents.length < props.total && (
+                  <a class="button" href={withOffset(self, props.offset + props.perPage)}>Older</a>
+                )}
+              </nav>
             )}
           </div>
         </div>

@@ -349,20 +349,35 @@ function scopeFilter(options: SearchOptions): ScopeFilter {
 
 /** The number of passages in scope, counted up to one past {@linkcode SMALL_SCOPE}. */
 function scopeSize(db: DatabaseSync, options: SearchOptions): number {
-  const documents = JSON.stringify(options.documentIds);
-  const inFolders = options.folderIds === null
-    ? "SELECT 1 FROM search_passages WHERE person_id = ? AND folder_id IS NOT NULL"
-    : "SELECT 1 FROM search_passages WHERE person_id = ? AND folder_id IN (SELECT value FROM json_each(?))";
-  const params: SQLInputValue[] = options.folderIds === null
-    ? [options.personId]
-    : [options.personId, JSON.stringify(options.folderIds)];
-  const row = statement(
-    db,
-    `SELECT count(*) AS n FROM (${inFolders} UNION ALL
-      SELECT 1 FROM search_passages WHERE document_id IN (SELECT value FROM json_each(?)) AND person_id = ?
-      LIMIT ?)`,
-  ).get(...params, documents, options.personId, SMALL_SCOPE + 1) as { n: number };
-  return row.n;
+  const limit = SMALL_SCOPE + 1;
+  let size = 0;
+  const count = (sql: string, ...params: SQLInputValue[]) =>
+    (statement(db, `SELECT count(*) AS n FROM (${sql} LIMIT ?)`).get(...params, limit - size) as {
+      n: number;
+    }).n;
+  if (options.folderIds === null) {
+    size += count(
+      "SELECT 1 FROM search_passages WHERE person_id = ? AND folder_id IS NOT NULL",
+      options.personId,
+    );
+  }
+  for (const folderId of options.folderIds ?? []) {
+    if (size >= limit) return size;
+    size += count(
+      "SELECT 1 FROM search_passages WHERE person_id = ? AND folder_id = ?",
+      options.personId,
+      folderId,
+    );
+  }
+  for (const documentId of options.documentIds) {
+    if (size >= limit) return size;
+    size += count(
+      "SELECT 1 FROM search_passages WHERE document_id = ? AND person_id = ?",
+      documentId,
+      options.personId,
+    );
+  }
+  return size;
 }
 
 /** How many passages match, counted up to {@linkcode DF_CAP}. */

@@ -14,6 +14,7 @@ import { createHandler } from "../http/server.ts";
 import { createApi } from "../http/api.ts";
 import { createMcpEndpoint } from "../mcp/endpoint.ts";
 import { createServices, type Services } from "../services.ts";
+import { createConsole } from "../console/mod.ts";
 import { progress, progressDone } from "./commands.ts";
 
 /** A running server: its address, and how to stop it. */
@@ -39,6 +40,7 @@ export async function startServer(
   progressDone();
   app.watch(250);
   const services = await createServices(app, config);
+  services.console = createConsole(services);
   const pool = createExtractionPool();
   const worker = new ProcessingWorker(app, pool, { workerId: "serve" });
   app.onApplied(() => {

@@ -555,14 +555,13 @@ export function createApi(services: Services): (request: Request) => Promise<Res
           if (!parsed.success) return errorResponse(400, "invalid", zodMessage(parsed.error));
           body = parsed.data;
         }
-        const actor = `${auth.kind === "personal" ? "personal-key" : "login"}-${auth.credentialId}`;
         return await r.handle({
           request,
           url,
           caller: auth,
           params: match.pathname.groups as Record<string, string>,
           body,
-          actor: `person-${auth.personId}/${actor}`,
+          actor: `person-${auth.personId}`,
         }, services);
       } catch (error) {
         return errorToResponse(error);

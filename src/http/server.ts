@@ -46,7 +46,9 @@ export function createHandler(deps: HttpDeps): Handler {
       }
       if (deps.console && !url.pathname.startsWith("/.well-known/")) {
         const response = await deps.console(request, info);
-        if (response.status !== 404) return response;
+        if (response.status !== 404 || response.headers.get("content-type")?.startsWith("text/html")) {
+          return response;
+        }
       }
       return notFound();
     } catch (error) {

@@ -1,11 +1,13 @@
 /**
- * A whole Sergo server for the console's end-to-end test: the real `serve`
- * (workers, MCP, API) on port 0 over a fresh data directory, with a person
- * who has a console password.
+ * Servers for the console's tests: the real `serve` (workers, MCP, API) on
+ * port 0 over a fresh data directory, or the HTTP surface called without a
+ * port; each with a person who has a console password.
  *
  * @module
  */
+import { openApp, type SergoApp } from "../../src/app.ts";
 import { loadConfig } from "../../src/config.ts";
+import { createServices } from "../../src/services.ts";
 import { startServer } from "../../src/cli/serve.ts";
 import { createApi } from "../../src/http/api.ts";
 import { createHandler } from "../../src/http/server.ts";
@@ -64,6 +66,50 @@ export async function startConsoleServer(): Promise<ConsoleServer> {
     async [Symbol.asyncDispose]() {
       await front?.shutdown();
       await running.stop();
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+    },
+  };
+}
+
+/** The console and API over a fresh data directory, called without a port. */
+export interface ConsoleUnderTest extends AsyncDisposable {
+  app: SergoApp;
+  personId: string;
+  email: string;
+  password: string;
+  /** Sends a request to the whole HTTP surface. */
+  fetch(path: string, init?: RequestInit): Promise<Response>;
+}
+
+/** Builds the HTTP surface with the console (no workers, no port), with Ava Bennett and her password. */
+export async function consoleUnderTest(
+  options: { publicUrl?: string; origin?: string } = {},
+): Promise<ConsoleUnderTest> {
+  const dir = await Deno.makeTempDir({ prefix: "sergo-console-" });
+  const app = await openApp(dir);
+  const config = { ...loadConfig(["--data", dir]), publicUrl: options.publicUrl ?? null };
+  const services = await createServices(app, config);
+  const handler = createHandler({
+    app,
+    api: createApi(services),
+    console: createConsole(services, {
+      throttle: new SignInThrottle({ freeFailures: 2, firstWaitMs: 60_000 }),
+    }),
+  });
+  const email = "ava@example.com";
+  const password = "correct horse battery staple";
+  const person = await addPerson(app, { name: "Ava Bennett", email });
+  await setPasswordHash(app, person.person_id, await hashPassword(password));
+  const origin = options.origin ?? "http://127.0.0.1:8787";
+  return {
+    app,
+    personId: person.person_id,
+    email,
+    password,
+    fetch: (path, init) => handler(new Request(`${origin}${path}`, { redirect: "manual", ...init })),
+    async [Symbol.asyncDispose]() {
+      await services.close();
+      await app.close();
       await Deno.remove(dir, { recursive: true }).catch(() => {});
     },
   };

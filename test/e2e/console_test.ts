@@ -9,10 +9,16 @@ import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { strFromU8, unzipSync } from "fflate";
 import type { Page } from "playwright-core";
 import { getPersonByEmail, listFolders } from "../../projections/catalogue.ts";
 import { listAgentKeys, personalKeys } from "../../projections/key_scopes.ts";
-import { type ConsoleServer, startConsoleServer } from "./_console_server.ts";
+import {
+  type ConsoleServer,
+  type ConsoleUnderTest,
+  consoleUnderTest,
+  startConsoleServer,
+} from "./_console_server.ts";
 import { loadPlaywright } from "./_playwright.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
@@ -139,22 +145,28 @@ Deno.test({
           await page.fill('input[name="email"]', server.email);
           await page.click('button:has-text("Sign in")');
           assert.equal(await alertText(page, "main"), "Enter your password.");
-          for (let i = 0; i < 3; i++) {
+          let slowed = "";
+          for (let i = 0; i < 8 && !slowed; i++) {
             await page.fill('input[name="password"]', `wrong password ${i}`);
             await page.click('button:has-text("Sign in")');
-            assert.equal(await alertText(page, "main"), "The email or password is wrong.");
+            const message = await alertText(page, "main");
+            if (message.startsWith("Too many")) slowed = message;
+            else assert.equal(message, "The email or password is wrong.");
           }
+          const wait = /^Too many failed sign-ins — wait (\d+) seconds? and try again\.$/.exec(slowed);
+          assert.ok(wait, `failures are slowed down, got "${slowed}"`);
           await page.fill('input[name="password"]', server.password);
           await page.click('button:has-text("Sign in")');
           assert.match(
             await alertText(page, "main"),
-            /^Too many failed sign-ins — wait \d seconds? and try again\.$/,
+            /^Too many failed sign-ins/,
+            "even the right password waits",
           );
           await shot(page, "02-sign-in-slowed");
           assert.equal(head(), before, "failed sign-ins wrote nothing to the log");
           const cookies = await context.cookies();
           assert.ok(!cookies.some((c) => c.name === "sergo_session"));
-          await new Promise((resolve) => setTimeout(resolve, 2100));
+          await new Promise((resolve) => setTimeout(resolve, Number(wait[1]) * 1000 + 100));
           await page.fill('input[name="password"]', server.password);
           await page.click('button:has-text("Sign in")');
           await page.waitForURL(`${url}/keys`);
@@ -427,8 +439,13 @@ Deno.test({
             ]);
             const path = new URL(`audit-export.${format}`, ARTIFACTS).pathname;
             await download.saveAs(path);
-            const text = await Deno.readTextFile(path);
+            const bytes = await Deno.readFile(path);
+            const zipped = bytes[0] === 0x50 && bytes[1] === 0x4b;
+            const text = zipped
+              ? Object.values(unzipSync(bytes)).map((file) => strFromU8(file)).join("\n")
+              : new TextDecoder().decode(bytes);
             assert.match(text, /mcp search/, `the ${format} export holds the searches`);
+            assert.match(text, /e2e-tester/, `the ${format} export holds the end user`);
           }
         },
       );
@@ -463,4 +480,126 @@ Deno.test({
       await Deno.remove(profile, { recursive: true }).catch(() => {});
     }
   },
+});
+
+/** Gets the sign-in page and returns the CSRF cookie value it sets. */
+async function csrfFrom(server: ConsoleUnderTest): Promise<string> {
+  const page = await server.fetch("/sign-in");
+  await page.body?.cancel();
+  const cookie = /sergo_csrf=([A-Za-z0-9]+)/.exec(page.headers.get("set-cookie") ?? "");
+  assert.ok(cookie, "the sign-in page sets the CSRF cookie");
+  return cookie[1]!;
+}
+
+function signInRequest(
+  fields: Record<string, string>,
+  cookie: string,
+  headers: Record<string, string> = {},
+): RequestInit {
+  return {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded", cookie, ...headers },
+    body: new URLSearchParams(fields).toString(),
+  };
+}
+
+Deno.test("console: sign-in needs the CSRF token and a same-origin post, and writes nothing otherwise", async () => {
+  await using server = await consoleUnderTest();
+  const csrf = await csrfFrom(server);
+  const before = server.app.head().position;
+  const fields = { email: server.email, password: server.password, csrf };
+  const noCookie = await server.fetch("/sign-in", signInRequest(fields, ""));
+  assert.equal(noCookie.status, 403);
+  assert.match(await noCookie.text(), /This form has expired — try again\./);
+  const wrongToken = await server.fetch(
+    "/sign-in",
+    signInRequest({ ...fields, csrf: "x".repeat(32) }, `sergo_csrf=${csrf}`),
+  );
+  assert.equal(wrongToken.status, 403);
+  await wrongToken.body?.cancel();
+  const foreign = await server.fetch(
+    "/sign-in",
+    signInRequest(fields, `sergo_csrf=${csrf}`, { origin: "https://evil.example" }),
+  );
+  assert.equal(foreign.status, 403);
+  await foreign.body?.cancel();
+  assert.equal(server.app.head().position, before, "no login token was issued");
+
+  const good = await server.fetch(
+    "/sign-in",
+    signInRequest({ ...fields, next: "//evil.example/x" }, `sergo_csrf=${csrf}`, {
+      origin: "http://127.0.0.1:8787",
+    }),
+  );
+  assert.equal(good.status, 303);
+  assert.equal(good.headers.get("location"), "/documents", "an off-site next is not followed");
+  const cookie = good.headers.get("set-cookie") ?? "";
+  assert.match(cookie, /^sergo_session=sgl_[A-Za-z0-9]+; Path=\/; HttpOnly; SameSite=Lax; Max-Age=\d+$/);
+  assert.equal(server.app.head().position, before + 1);
+});
+
+Deno.test("console: failed sign-ins are slowed down per email, with a clear message", async () => {
+  await using server = await consoleUnderTest();
+  const csrf = await csrfFrom(server);
+  const attempt = async (password: string) => {
+    const response = await server.fetch(
+      "/sign-in",
+      signInRequest({ email: server.email, password, csrf }, `sergo_csrf=${csrf}`),
+    );
+    return { status: response.status, text: await response.text() };
+  };
+  assert.equal((await attempt("nope")).status, 401);
+  assert.equal((await attempt("nope again")).status, 401);
+  const slowed = await attempt(server.password);
+  assert.equal(slowed.status, 429);
+  assert.match(slowed.text, /Too many failed sign-ins — wait 1 minute and try again\./);
+});
+
+Deno.test("console: pages need a session; unknown paths fall through to the JSON 404", async () => {
+  await using server = await consoleUnderTest();
+  const page = await server.fetch("/keys/abc?x=1");
+  assert.equal(page.status, 303);
+  assert.equal(page.headers.get("location"), "/sign-in?next=%2Fkeys%2Fabc%3Fx%3D1");
+  for (
+    const path of ["/nope", "/.well-known/oauth-authorization-server", "/register", "/console/assets/nope.js"]
+  ) {
+    const response = await server.fetch(path);
+    assert.equal(response.status, 404, path);
+    assert.equal(response.headers.get("content-type"), "application/json; charset=utf-8", path);
+    await response.body?.cancel();
+  }
+  const css = await server.fetch("/console/assets/console.css");
+  assert.equal(css.headers.get("content-type"), "text/css; charset=utf-8");
+  await css.body?.cancel();
+});
+
+Deno.test("console: names are escaped, cookies are Secure under https, snippets use the public URL", async () => {
+  await using server = await consoleUnderTest({
+    publicUrl: "https://sergo.example.com",
+    origin: "https://sergo.example.com",
+  });
+  const csrf = await csrfFrom(server);
+  const signIn = await server.fetch(
+    "/sign-in",
+    signInRequest({ email: server.email, password: server.password, csrf }, `sergo_csrf=${csrf}`),
+  );
+  assert.match(signIn.headers.get("set-cookie") ?? "", /; Secure$/);
+  const session = /sergo_session=([^;]+)/.exec(signIn.headers.get("set-cookie") ?? "")![1]!;
+  const cookie = `sergo_session=${session}; sergo_csrf=${csrf}`;
+  const evil = '<img src=x onerror="alert(1)">';
+  const made = await server.fetch("/api/folders", {
+    method: "POST",
+    headers: { cookie, "content-type": "application/json", "x-csrf-token": csrf },
+    body: JSON.stringify({ name: evil }),
+  });
+  assert.equal(made.status, 201);
+  const folderId = (await made.json()).id;
+  const html = await (await server.fetch(`/documents?folder=${folderId}`, { headers: { cookie } })).text();
+  assert.ok(!html.includes(evil), "the folder name is not written as markup");
+  assert.ok(html.includes("&lt;img src=x onerror=&quot;alert(1)&quot;>"), "the folder name is shown as text");
+  const keys = await (await server.fetch("/keys", { headers: { cookie } })).text();
+  assert.match(keys, /data-public-url="https:\/\/sergo\.example\.com"/);
+  const missing = await server.fetch("/documents/nOtThErE", { headers: { cookie } });
+  assert.equal(missing.status, 404);
+  assert.match(await missing.text(), /No document with id &quot;nOtThErE&quot;/);
 });

@@ -372,7 +372,8 @@ function scopeSize(db: DatabaseSync, options: SearchOptions): number {
   for (const documentId of options.documentIds) {
     if (size >= limit) return size;
     size += count(
-      "SELECT 1 FROM search_passages WHERE document_id = ? AND person_id = ?",
+      // "+" keeps the planner on the document index: a person may have many passages.
+      "SELECT 1 FROM search_passages WHERE document_id = ? AND +person_id = ?",
       documentId,
       options.personId,
     );

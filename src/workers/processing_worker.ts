@@ -9,11 +9,12 @@
 import { ConcurrencyError } from "../../events/store.ts";
 import { type DocumentRow, getDocument, pendingWork } from "../../projections/catalogue.ts";
 import type { SergoApp } from "../app.ts";
+import type { ProcessedPage } from "../../events/types.ts";
 
 /** What the worker needs from an extraction pool. */
 export interface Extractor {
   extract(bytes: Uint8Array, fileName: string): Promise<
-    { page_count: number; pages_estimated: boolean; pages: import("../../events/types.ts").ProcessedPage[] }
+    { page_count: number; pages_estimated: boolean; pages: ProcessedPage[] }
   >;
 }
 
@@ -121,7 +122,7 @@ export class ProcessingWorker {
           preset: doc.preset,
           page_count: outcome.result.page_count,
           pages_estimated: outcome.result.pages_estimated,
-          pages: outcome.result.pages,
+          pages: outcome.result.pages.map(withoutNul),
         },
         metadata: meta,
       }]);
@@ -144,6 +145,27 @@ export class ProcessingWorker {
     this.#stopped = true;
     await this.drain();
   }
+}
+
+/**
+ * A page without NUL characters: some PDFs carry U+0000 in their text, and
+ * SQLite's text functions stop at it, so a page would read back cut short.
+ */
+export function withoutNul(page: ProcessedPage): ProcessedPage {
+  const clean = (text: string) => text.includes("\u0000") ? text.replaceAll("\u0000", "") : text;
+  return {
+    ...page,
+    text: clean(page.text),
+    ...(page.notes !== undefined ? { notes: clean(page.notes) } : {}),
+    ...(page.chunks
+      ? {
+        chunks: page.chunks.map((c) => ({
+          section: c.section === null ? null : clean(c.section),
+          text: clean(c.text),
+        })),
+      }
+      : {}),
+  };
 }
 
 /** One sentence for a failure, never a stack. */

@@ -94,7 +94,8 @@ export async function benchProtocol(opts: { quick: boolean }): Promise<Record<st
     throw new Error("The protocol benchmark needs wrk: install it with `apt-get install wrk`");
   }
   const load = opts.quick ? { seconds: 3, connections: 20 } : { seconds: 10, connections: 50 };
-  const fixture = await Fixture.open();
+  // The server's configuration: commits on the writer thread, every projection kept.
+  const fixture = await Fixture.open({ writer: "thread" });
   try {
     const person = await fixture.person("Ava Bennett");
     const outlooks = await fixture.folder(person, "Energy outlooks");

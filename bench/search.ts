@@ -194,17 +194,20 @@ function buildIndexes(corpus: CorpusFile[], size: number): BuiltIndex {
   };
 }
 
-/** The plain baseline: every word of the query OR-ed, ranked by bm25. */
-function plainSearch(db: DatabaseSync, query: string, depth: number): number[] {
+/** The plain baseline: every word of the query OR-ed, ranked by bm25 (optionally within a row id range). */
+function plainSearch(
+  db: DatabaseSync,
+  query: string,
+  depth: number,
+  range?: readonly [number, number],
+): number[] {
   const words = [...new Set(query.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])];
   if (words.length === 0) return [];
   const match = words.map((word) => `"${word}"`).join(" OR ");
-  const rows = db.prepare("SELECT rowid FROM plain WHERE plain MATCH ? ORDER BY rank LIMIT ?").all(
-    match,
-    depth,
-  ) as Array<
-    { rowid: number }
-  >;
+  const [from, to] = range ?? [0, Number.MAX_SAFE_INTEGER];
+  const rows = db.prepare(
+    "SELECT rowid FROM plain WHERE plain MATCH ? AND rowid BETWEEN ? AND ? ORDER BY rank LIMIT ?",
+  ).all(match, from, to, depth) as Array<{ rowid: number }>;
   return rows.map((row) => row.rowid);
 }
 
@@ -320,36 +323,60 @@ async function benchQuality(corpus: CorpusFile[]): Promise<Record<string, unknow
   }
   projector.applyBatch(events);
   const fileOf = new Map(corpus.map(({ file }, index) => [`d${index}`, file]));
-  const scores = { sergo: { recall: 0, mrr: 0 }, plain: { recall: 0, mrr: 0 } };
+  const documentOf = new Map(corpus.map(({ file }, index) => [file, `d${index}`]));
+  const rowidsOf = (file: string) => {
+    const rowids = plainPages.flatMap((page, i) => (page.file === file ? [i + 1] : []));
+    return [rowids[0] ?? 0, rowids.at(-1) ?? 0] as const;
+  };
+  const runs = {
+    sergo: { recall: 0, mrr: 0 },
+    plain_bm25_or: { recall: 0, mrr: 0 },
+    sergo_in_its_file: { recall: 0, mrr: 0 },
+    plain_bm25_or_in_its_file: { recall: 0, mrr: 0 },
+  };
   const misses: string[] = [];
   for (const question of questions) {
-    const sergoPages = searchPassages(projector.db, {
-      personId: PERSON,
-      folderIds: null,
-      documentIds: [],
-      query: question.question,
-      depth: DEPTH,
-    }).map((hit) => `${fileOf.get(hit.document_id)}#${hit.page}`);
-    const plainRanked = plainSearch(plain, question.question, DEPTH)
-      .map((rowid) => plainPages[rowid - 1]!)
-      .map(({ file, page }) => `${file}#${page}`);
+    const sergoPages = (documentIds: string[] | null) =>
+      searchPassages(projector.db, {
+        personId: PERSON,
+        folderIds: documentIds ? [] : null,
+        documentIds: documentIds ?? [],
+        query: question.question,
+        depth: DEPTH,
+      }).map((hit) => `${fileOf.get(hit.document_id)}#${hit.page}`);
+    const plainPagesFound = (range?: readonly [number, number]) =>
+      plainSearch(plain, question.question, DEPTH, range)
+        .map((rowid) => plainPages[rowid - 1]!)
+        .map(({ file, page }) => `${file}#${page}`);
     const wanted = new Set(question.pages.map((page) => `${question.file}#${page}`));
-    for (const [name, ranked] of [["sergo", sergoPages], ["plain", plainRanked]] as const) {
+    const results = {
+      sergo: sergoPages(null),
+      plain_bm25_or: plainPagesFound(),
+      sergo_in_its_file: sergoPages([documentOf.get(question.file) ?? ""]),
+      plain_bm25_or_in_its_file: plainPagesFound(rowidsOf(question.file)),
+    };
+    for (const [name, ranked] of Object.entries(results) as Array<[keyof typeof runs, string[]]>) {
       const distinct = [...new Set(ranked)].slice(0, 10);
       const at = distinct.findIndex((page) => wanted.has(page));
       if (at >= 0) {
-        scores[name].recall += 1;
-        scores[name].mrr += 1 / (at + 1);
+        runs[name].recall += 1;
+        runs[name].mrr += 1 / (at + 1);
       } else if (name === "sergo") misses.push(question.question);
     }
   }
   projector.close();
   plain.close();
   const n = questions.length;
+  const figures = (run: { recall: number; mrr: number }) => ({
+    recall_at_10: round(run.recall / n, 3),
+    mrr: round(run.mrr / n, 3),
+  });
   return {
     questions: n,
-    sergo: { recall_at_10: round(scores.sergo.recall / n, 3), mrr: round(scores.sergo.mrr / n, 3) },
-    plain_bm25_or: { recall_at_10: round(scores.plain.recall / n, 3), mrr: round(scores.plain.mrr / n, 3) },
+    sergo: figures(runs.sergo),
+    plain_bm25_or: figures(runs.plain_bm25_or),
+    sergo_in_its_file: figures(runs.sergo_in_its_file),
+    plain_bm25_or_in_its_file: figures(runs.plain_bm25_or_in_its_file),
     sergo_misses: misses,
   };
 }

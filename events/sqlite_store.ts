@@ -4,9 +4,11 @@
  *
  * @module
  */
-import { DatabaseSync } from "node:sqlite";
+import type { DatabaseSync, StatementSync } from "node:sqlite";
 import { setImmediate } from "node:timers";
-import { type ChainVerdict, eventHash, GENESIS_HASH, type StoredRow, verifyRows } from "./hash_chain.ts";
+import { type ChainVerdict, GENESIS_HASH, type StoredRow, verifyRows } from "./hash_chain.ts";
+import { openLogDatabase, writeBatch, type WriteItem, type WriteOutcome } from "./_write_batch.ts";
+import type { WriterRequest, WriterResponse } from "./_writer_thread.ts";
 import {
   type AppendOptions,
   type AppendResult,
@@ -15,27 +17,8 @@ import {
   type LogHead,
   StoredEventError,
 } from "./store.ts";
-import { EVENT_VERSIONS, isEventType, type RecordedEvent, type SergoEvent, validateEvent } from "./types.ts";
+import { isEventType, type RecordedEvent, type SergoEvent, validateEvent } from "./types.ts";
 import { EVENT_SCHEMAS } from "./types.ts";
-
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS events (
-  position INTEGER PRIMARY KEY,
-  stream TEXT NOT NULL,
-  stream_version INTEGER NOT NULL,
-  type TEXT NOT NULL,
-  schema_version INTEGER NOT NULL,
-  data TEXT NOT NULL,
-  metadata TEXT NOT NULL,
-  prev_hash TEXT NOT NULL,
-  hash TEXT NOT NULL,
-  UNIQUE (stream, stream_version)
-);
-CREATE TABLE IF NOT EXISTS streams (
-  stream TEXT PRIMARY KEY,
-  version INTEGER NOT NULL
-) WITHOUT ROWID;
-`;
 
 interface Pending {
   stream: string;
@@ -61,6 +44,59 @@ interface Row {
 export interface SqliteStoreOptions {
   /** How long to wait for another process's write lock, in ms. Default 10 s. */
   busyTimeoutMs?: number;
+  /**
+   * Where commits run: `"inline"` (default; short-lived commands) or
+   * `"thread"`, a writer thread, so a server keeps answering while each commit
+   * waits for the disk.
+   */
+  writer?: "inline" | "thread";
+}
+
+/** The writer thread, as the store talks to it. */
+class WriterThread {
+  readonly #worker: Worker;
+  readonly #waiting = new Map<number, { resolve(o: WriteOutcome[]): void; reject(e: Error): void }>();
+  #next = 1;
+  #closed: (() => void) | null = null;
+
+  constructor(path: string, busyTimeoutMs: number) {
+    this.#worker = new Worker(new URL("./_writer_thread.ts", import.meta.url), { type: "module" });
+    this.#worker.onmessage = (message: MessageEvent<WriterResponse>) => {
+      const response = message.data;
+      if (response.kind === "written" || response.kind === "failed") {
+        const waiting = this.#waiting.get(response.id);
+        this.#waiting.delete(response.id);
+        if (response.kind === "written") waiting?.resolve(response.outcomes);
+        else waiting?.reject(new Error(`Cannot append: ${response.message}`));
+      } else if (response.kind === "closed") {
+        this.#closed?.();
+      }
+    };
+    this.#worker.onerror = (event) => {
+      event.preventDefault();
+      for (const waiting of this.#waiting.values()) {
+        waiting.reject(new Error(`Cannot append: ${event.message}`));
+      }
+      this.#waiting.clear();
+    };
+    this.#worker.postMessage({ kind: "open", path, busyTimeoutMs } satisfies WriterRequest);
+  }
+
+  write(items: WriteItem[]): Promise<WriteOutcome[]> {
+    const id = this.#next++;
+    return new Promise((resolve, reject) => {
+      this.#waiting.set(id, { resolve, reject });
+      this.#worker.postMessage({ kind: "write", id, items } satisfies WriterRequest);
+    });
+  }
+
+  async close(): Promise<void> {
+    await new Promise<void>((resolve) => {
+      this.#closed = resolve;
+      this.#worker.postMessage({ kind: "close" } satisfies WriterRequest);
+    });
+    this.#worker.terminate();
+  }
 }
 
 /** Opens (creating if needed) the SQLite event store at `path`. */
@@ -77,14 +113,15 @@ export class SqliteEventStore implements EventStore {
   #listeners = new Set<(events: RecordedEvent[]) => void>();
   #closed = false;
   #transactions = 0;
+  readonly #writer: WriterThread | null;
+  #readStatement: StatementSync | null = null;
+  #headStatement: StatementSync | null = null;
 
   /** Opens the store; prefer {@linkcode openSqliteStore}. */
   constructor(path: string, options: SqliteStoreOptions = {}) {
-    this.#db = new DatabaseSync(path);
-    this.#db.exec(`PRAGMA busy_timeout = ${options.busyTimeoutMs ?? 10_000}`);
-    this.#db.exec("PRAGMA journal_mode = WAL");
-    this.#db.exec("PRAGMA synchronous = FULL");
-    this.#db.exec(SCHEMA);
+    const busyTimeoutMs = options.busyTimeoutMs ?? 10_000;
+    this.#db = openLogDatabase(path, busyTimeoutMs);
+    this.#writer = options.writer === "thread" ? new WriterThread(path, busyTimeoutMs) : null;
   }
 
   append(stream: string, events: SergoEvent[], options: AppendOptions = {}): Promise<AppendResult> {
@@ -105,100 +142,51 @@ export class SqliteEventStore implements EventStore {
   }
 
   #scheduleFlush(): void {
-    if (this.#flushScheduled) return;
+    if (this.#flushScheduled || this.#flushing) return;
     this.#flushScheduled = true;
     // After the I/O already waiting in this turn of the event loop, so that appends
     // from requests that arrived together share one transaction (setTimeout(0) costs
     // a millisecond or more; setImmediate runs as soon as pending I/O is handled).
     setImmediate(() => {
       this.#flushScheduled = false;
-      this.#flushing = Promise.resolve().then(() => this.#flush());
+      this.#flushing = this.#flush().finally(() => {
+        this.#flushing = null;
+        // Appends that arrived during the write go in the next transaction.
+        if (this.#pending.length > 0) this.#scheduleFlush();
+      });
     });
   }
 
-  /** Writes every pending batch in one transaction; a batch that conflicts fails alone. */
-  #flush(): void {
+  /**
+   * Writes every pending batch in one transaction (a batch that conflicts
+   * fails alone), inline or on the writer thread, then tells listeners.
+   */
+  async #flush(): Promise<void> {
     const batch = this.#pending;
     this.#pending = [];
     if (batch.length === 0) return;
-    const outcomes: Array<{ ok: true; result: AppendResult } | { ok: false; error: unknown }> = [];
-    const committed: RecordedEvent[] = [];
+    const items = batch.map((item) => ({
+      stream: item.stream,
+      events: item.events,
+      expectedVersion: item.options.expectedVersion ?? "any",
+    }));
+    let outcomes: WriteOutcome[];
     try {
-      this.#db.exec("BEGIN IMMEDIATE");
-      const head = this.#headRow();
-      let position = head.position;
-      let prevHash = head.hash;
-      const getVersion = this.#db.prepare("SELECT version FROM streams WHERE stream = ?");
-      const insertStream = this.#db.prepare("INSERT INTO streams (stream, version) VALUES (?, ?)");
-      const updateStream = this.#db.prepare(
-        "UPDATE streams SET version = ? WHERE stream = ? AND version = ?",
-      );
-      const insertEvent = this.#db.prepare(
-        `INSERT INTO events (position, stream, stream_version, type, schema_version, data, metadata, prev_hash, hash)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      );
-      for (const item of batch) {
-        const current = (getVersion.get(item.stream) as { version: number } | undefined)?.version ?? null;
-        const expected = item.options.expectedVersion ?? "any";
-        const ok = expected === "any" ||
-          (expected === "no_stream" && current === null) ||
-          (expected === "stream_exists" && current !== null) ||
-          (typeof expected === "number" && current === expected);
-        if (!ok) {
-          outcomes.push({ ok: false, error: new ConcurrencyError(item.stream, expected, current) });
-          continue;
-        }
-        const from = current ?? 0;
-        const to = from + item.events.length;
-        // The version check is enforced by SQL too, not only by the read above.
-        if (current === null) insertStream.run(item.stream, to);
-        else if (updateStream.run(to, item.stream, from).changes !== 1) {
-          outcomes.push({ ok: false, error: new ConcurrencyError(item.stream, expected, current) });
-          continue;
-        }
-        const recorded: RecordedEvent[] = [];
-        item.events.forEach((event, i) => {
-          position++;
-          const fields = {
-            position,
-            stream: item.stream,
-            stream_version: from + i + 1,
-            type: event.type,
-            schema_version: EVENT_VERSIONS[event.type],
-            data: event.data,
-            metadata: event.metadata,
-          };
-          const hash = eventHash(prevHash, fields);
-          insertEvent.run(
-            position,
-            fields.stream,
-            fields.stream_version,
-            fields.type,
-            fields.schema_version,
-            JSON.stringify(fields.data),
-            JSON.stringify(fields.metadata),
-            prevHash,
-            hash,
-          );
-          recorded.push({ ...event, ...fields, prev_hash: prevHash, hash } as RecordedEvent);
-          prevHash = hash;
-        });
-        committed.push(...recorded);
-        outcomes.push({ ok: true, result: { events: recorded, streamVersion: to } });
-      }
-      this.#db.exec("COMMIT");
+      outcomes = this.#writer ? await this.#writer.write(items) : writeBatch(this.#db, items);
       this.#transactions++;
     } catch (error) {
-      try {
-        this.#db.exec("ROLLBACK");
-      } catch { /* the transaction may not have started */ }
       for (const item of batch) item.reject(error);
       return;
     }
+    const committed: RecordedEvent[] = [];
     batch.forEach((item, i) => {
       const outcome = outcomes[i]!;
-      if (outcome.ok) item.resolve(outcome.result);
-      else item.reject(outcome.error);
+      if (outcome.ok) {
+        committed.push(...outcome.events);
+        item.resolve({ events: outcome.events, streamVersion: outcome.streamVersion });
+      } else {
+        item.reject(new ConcurrencyError(outcome.stream, outcome.expected, outcome.actual));
+      }
     });
     if (committed.length > 0) {
       for (const listener of this.#listeners) {
@@ -212,7 +200,10 @@ export class SqliteEventStore implements EventStore {
   }
 
   #headRow(): LogHead {
-    const row = this.#db.prepare("SELECT position, hash FROM events ORDER BY position DESC LIMIT 1").get() as
+    this.#headStatement ??= this.#db.prepare(
+      "SELECT position, hash FROM events ORDER BY position DESC LIMIT 1",
+    );
+    const row = this.#headStatement.get() as
       | { position: number; hash: string }
       | undefined;
     return row ? { position: row.position, hash: row.hash } : { position: 0, hash: GENESIS_HASH };
@@ -228,9 +219,10 @@ export class SqliteEventStore implements EventStore {
   }
 
   readFrom(position: number, limit = 1000): RecordedEvent[] {
-    const rows = this.#db
-      .prepare("SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?")
-      .all(position, limit) as unknown as Row[];
+    this.#readStatement ??= this.#db.prepare(
+      "SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?",
+    );
+    const rows = this.#readStatement.all(position, limit) as unknown as Row[];
     return rows.map(parseRow);
   }
 
@@ -264,6 +256,7 @@ export class SqliteEventStore implements EventStore {
       }
     }
     this.#closed = true;
+    await this.#writer?.close();
     this.#db.close();
   }
 }

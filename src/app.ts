@@ -20,6 +20,8 @@ export interface AppOptions {
   now?: () => Date;
   /** Progress of the first catch-up (a rebuild after the projections were deleted). */
   onProgress?: ProjectorOptions["onProgress"];
+  /** Where the log's commits run; a server uses its writer thread. */
+  writer?: "inline" | "thread";
 }
 
 /** Paths inside a data directory. */
@@ -35,7 +37,7 @@ export function dataPaths(dataDir: string): { events: string; projections: strin
 export async function openApp(dataDir: string, options: AppOptions = {}): Promise<SergoApp> {
   await Deno.mkdir(dataDir, { recursive: true });
   const paths = dataPaths(dataDir);
-  const store = openSqliteStore(paths.events);
+  const store = openSqliteStore(paths.events, { writer: options.writer });
   const projector = openProjector(paths.projections, ALL_PROJECTIONS, { onProgress: options.onProgress });
   const app = new SergoApp(
     dataDir,

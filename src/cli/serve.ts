@@ -15,6 +15,7 @@ import { createApi } from "../http/api.ts";
 import { createMcpEndpoint } from "../mcp/endpoint.ts";
 import { createServices, type Services } from "../services.ts";
 import { createConsole } from "../console/mod.ts";
+import { ensureSigningKey } from "../audit/signing_key.ts";
 import { progress, progressDone } from "./commands.ts";
 
 /** A running server: its address, and how to stop it. */
@@ -35,10 +36,12 @@ export async function startServer(
   const started = performance.now();
   const app = await openApp(config.dataDir, {
     now: options.now,
+    writer: "thread",
     onProgress: (position, head) => progress(`rebuilding projections: ${position}/${head} events`),
   });
   progressDone();
   app.watch(250);
+  await ensureSigningKey(config.dataDir);
   const services = await createServices(app, config);
   services.console = createConsole(services);
   const pool = createExtractionPool();

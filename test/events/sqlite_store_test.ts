@@ -16,114 +16,116 @@ function personAdded(i: number): SergoEvent {
   };
 }
 
-Deno.test("append then read returns the events in order with contiguous positions and stream versions", async () => {
-  await using dir = await tempDir();
-  const store = openSqliteStore(join(dir.path, "events.db"));
-  const first = await store.append("person-a", [personAdded(1)], { expectedVersion: "no_stream" });
-  const second = await store.append("person-a", [
-    { type: "PersonPasswordSet", data: { person_id: "p1", password_hash: "x" }, metadata: meta },
-  ], { expectedVersion: 1 });
-  assert.equal(first.streamVersion, 1);
-  assert.equal(second.streamVersion, 2);
-  const all = store.readFrom(0);
-  assert.deepEqual(all.map((e) => [e.position, e.stream, e.stream_version, e.type]), [
-    [1, "person-a", 1, "PersonAdded"],
-    [2, "person-a", 2, "PersonPasswordSet"],
-  ]);
-  assert.equal(all[1]!.prev_hash, all[0]!.hash);
-  assert.deepEqual(store.readStream("person-a").map((e) => e.position), [1, 2]);
-  assert.deepEqual(store.head(), { position: 2, hash: all[1]!.hash });
-  await store.close();
-});
+for (const writer of ["inline", "thread"] as const) {
+  Deno.test(`${writer} writer: append then read returns the events in order with contiguous positions and stream versions`, async () => {
+    await using dir = await tempDir();
+    const store = openSqliteStore(join(dir.path, "events.db"), { writer });
+    const first = await store.append("person-a", [personAdded(1)], { expectedVersion: "no_stream" });
+    const second = await store.append("person-a", [
+      { type: "PersonPasswordSet", data: { person_id: "p1", password_hash: "x" }, metadata: meta },
+    ], { expectedVersion: 1 });
+    assert.equal(first.streamVersion, 1);
+    assert.equal(second.streamVersion, 2);
+    const all = store.readFrom(0);
+    assert.deepEqual(all.map((e) => [e.position, e.stream, e.stream_version, e.type]), [
+      [1, "person-a", 1, "PersonAdded"],
+      [2, "person-a", 2, "PersonPasswordSet"],
+    ]);
+    assert.equal(all[1]!.prev_hash, all[0]!.hash);
+    assert.deepEqual(store.readStream("person-a").map((e) => e.position), [1, 2]);
+    assert.deepEqual(store.head(), { position: 2, hash: all[1]!.hash });
+    await store.close();
+  });
 
-Deno.test("optimistic concurrency: wrong version, must-not-exist and must-exist are refused with a typed error", async () => {
-  await using dir = await tempDir();
-  const store = openSqliteStore(join(dir.path, "events.db"));
-  await store.append("person-a", [personAdded(1)], { expectedVersion: "no_stream" });
-  await assert.rejects(
-    store.append("person-a", [personAdded(2)], { expectedVersion: "no_stream" }),
-    (error) => {
-      assert.ok(error instanceof ConcurrencyError);
-      assert.equal(error.message, 'Cannot append to "person-a": expected no stream, found version 1');
-      return true;
-    },
-  );
-  await assert.rejects(
-    store.append("person-b", [personAdded(2)], { expectedVersion: "stream_exists" }),
-    ConcurrencyError,
-  );
-  await assert.rejects(
-    store.append("person-a", [personAdded(2)], { expectedVersion: 5 }),
-    /expected version 5, found version 1/,
-  );
-  // Nothing was written by the refused appends.
-  assert.equal(store.head().position, 1);
-  await store.close();
-});
+  Deno.test(`${writer} writer: optimistic concurrency: wrong version, must-not-exist and must-exist are refused with a typed error`, async () => {
+    await using dir = await tempDir();
+    const store = openSqliteStore(join(dir.path, "events.db"), { writer });
+    await store.append("person-a", [personAdded(1)], { expectedVersion: "no_stream" });
+    await assert.rejects(
+      store.append("person-a", [personAdded(2)], { expectedVersion: "no_stream" }),
+      (error) => {
+        assert.ok(error instanceof ConcurrencyError);
+        assert.equal(error.message, 'Cannot append to "person-a": expected no stream, found version 1');
+        return true;
+      },
+    );
+    await assert.rejects(
+      store.append("person-b", [personAdded(2)], { expectedVersion: "stream_exists" }),
+      ConcurrencyError,
+    );
+    await assert.rejects(
+      store.append("person-a", [personAdded(2)], { expectedVersion: 5 }),
+      /expected version 5, found version 1/,
+    );
+    // Nothing was written by the refused appends.
+    assert.equal(store.head().position, 1);
+    await store.close();
+  });
 
-Deno.test("group commit: 200 concurrent appenders are all durable, positions contiguous, chain verifies", async () => {
-  await using dir = await tempDir();
-  const path = join(dir.path, "events.db");
-  const store = openSqliteStore(path);
-  const results = await Promise.all(
-    Array.from(
-      { length: 200 },
-      (_, i) => store.append(`person-${i}`, [personAdded(i)], { expectedVersion: "no_stream" }),
-    ),
-  );
-  assert.equal(results.length, 200);
-  const positions = results.map((r) => r.events[0]!.position).sort((a, b) => a - b);
-  assert.deepEqual(positions, Array.from({ length: 200 }, (_, i) => i + 1));
-  // Coalesced: far fewer transactions than appends.
-  assert.ok(store.transactions <= 5, `expected group commit, got ${store.transactions} transactions`);
-  await store.close();
-  // Durable: a fresh connection sees every event, and the chain verifies.
-  const reopened = openSqliteStore(path);
-  assert.equal(reopened.readFrom(0, 1000).length, 200);
-  const verdict = reopened.verify();
-  assert.ok(verdict.ok);
-  assert.equal(verdict.count, 200);
-  await reopened.close();
-});
+  Deno.test(`${writer} writer: group commit: 200 concurrent appenders are all durable, positions contiguous, chain verifies`, async () => {
+    await using dir = await tempDir();
+    const path = join(dir.path, "events.db");
+    const store = openSqliteStore(path, { writer });
+    const results = await Promise.all(
+      Array.from(
+        { length: 200 },
+        (_, i) => store.append(`person-${i}`, [personAdded(i)], { expectedVersion: "no_stream" }),
+      ),
+    );
+    assert.equal(results.length, 200);
+    const positions = results.map((r) => r.events[0]!.position).sort((a, b) => a - b);
+    assert.deepEqual(positions, Array.from({ length: 200 }, (_, i) => i + 1));
+    // Coalesced: far fewer transactions than appends.
+    assert.ok(store.transactions <= 5, `expected group commit, got ${store.transactions} transactions`);
+    await store.close();
+    // Durable: a fresh connection sees every event, and the chain verifies.
+    const reopened = openSqliteStore(path);
+    assert.equal(reopened.readFrom(0, 1000).length, 200);
+    const verdict = reopened.verify();
+    assert.ok(verdict.ok);
+    assert.equal(verdict.count, 200);
+    await reopened.close();
+  });
 
-Deno.test("a conflicting append in a group commit fails alone; the others land", async () => {
-  await using dir = await tempDir();
-  const store = openSqliteStore(join(dir.path, "events.db"));
-  await store.append("person-x", [personAdded(0)]);
-  const outcomes = await Promise.allSettled([
-    store.append("person-1", [personAdded(1)], { expectedVersion: "no_stream" }),
-    store.append("person-x", [personAdded(2)], { expectedVersion: "no_stream" }),
-    store.append("person-3", [personAdded(3)], { expectedVersion: "no_stream" }),
-  ]);
-  assert.deepEqual(outcomes.map((o) => o.status), ["fulfilled", "rejected", "fulfilled"]);
-  assert.deepEqual(store.readFrom(0).map((e) => e.position), [1, 2, 3]);
-  assert.ok(store.verify().ok);
-  await store.close();
-});
+  Deno.test(`${writer} writer: a conflicting append in a group commit fails alone; the others land`, async () => {
+    await using dir = await tempDir();
+    const store = openSqliteStore(join(dir.path, "events.db"), { writer });
+    await store.append("person-x", [personAdded(0)]);
+    const outcomes = await Promise.allSettled([
+      store.append("person-1", [personAdded(1)], { expectedVersion: "no_stream" }),
+      store.append("person-x", [personAdded(2)], { expectedVersion: "no_stream" }),
+      store.append("person-3", [personAdded(3)], { expectedVersion: "no_stream" }),
+    ]);
+    assert.deepEqual(outcomes.map((o) => o.status), ["fulfilled", "rejected", "fulfilled"]);
+    assert.deepEqual(store.readFrom(0).map((e) => e.position), [1, 2, 3]);
+    assert.ok(store.verify().ok);
+    await store.close();
+  });
 
-Deno.test("schema validation refuses bad event data with a clear message and writes nothing", async () => {
-  await using dir = await tempDir();
-  const store = openSqliteStore(join(dir.path, "events.db"));
-  await assert.rejects(
-    store.append("person-a", [{
-      type: "PersonAdded",
-      data: { person_id: "p", name: "", email: "ava@example.com" },
-      metadata: meta,
-    }]),
-    (error) => {
-      assert.ok(error instanceof EventSchemaError);
-      assert.match(error.message, /^Cannot record "PersonAdded": name is invalid: /);
-      return true;
-    },
-  );
-  await assert.rejects(
-    // deno-lint-ignore no-explicit-any
-    store.append("x", [{ type: "NoSuchEvent", data: {}, metadata: meta } as any]),
-    /Unknown event type "NoSuchEvent"/,
-  );
-  assert.equal(store.head().position, 0);
-  await store.close();
-});
+  Deno.test(`${writer} writer: schema validation refuses bad event data with a clear message and writes nothing`, async () => {
+    await using dir = await tempDir();
+    const store = openSqliteStore(join(dir.path, "events.db"), { writer });
+    await assert.rejects(
+      store.append("person-a", [{
+        type: "PersonAdded",
+        data: { person_id: "p", name: "", email: "ava@example.com" },
+        metadata: meta,
+      }]),
+      (error) => {
+        assert.ok(error instanceof EventSchemaError);
+        assert.match(error.message, /^Cannot record "PersonAdded": name is invalid: /);
+        return true;
+      },
+    );
+    await assert.rejects(
+      // deno-lint-ignore no-explicit-any
+      store.append("x", [{ type: "NoSuchEvent", data: {}, metadata: meta } as any]),
+      /Unknown event type "NoSuchEvent"/,
+    );
+    assert.equal(store.head().position, 0);
+    await store.close();
+  });
+}
 
 Deno.test("a stored event that does not parse is reported with its position on read", async () => {
   await using dir = await tempDir();

@@ -8,10 +8,8 @@
 import { join } from "node:path";
 import { openSqliteStore, type SqliteEventStore } from "../../events/sqlite_store.ts";
 import type { CanRead, DocumentType, SergoEvent } from "../../events/types.ts";
-import { catalogue } from "../../projections/catalogue.ts";
-import { keyScopes } from "../../projections/key_scopes.ts";
 import { openProjector, type Projector } from "../../projections/projector.ts";
-import { searchIndexProjection } from "../../projections/search_index.ts";
+import { ALL_PROJECTIONS } from "../../projections/all.ts";
 import { generateSecret, hashSecret, lastFour } from "../../src/auth/key_format.ts";
 import { BlobStore } from "../../src/blob_store.ts";
 import type { ExtractResult } from "../../src/processing/extract_result.ts";
@@ -51,21 +49,18 @@ export class Fixture {
   readonly blobs: BlobStore;
   #unsubscribe: () => void;
 
-  private constructor(dir: string) {
+  private constructor(dir: string, writer: "inline" | "thread" = "inline") {
     this.dir = dir;
-    this.store = openSqliteStore(join(dir, "events.db"));
-    this.projector = openProjector(join(dir, "projections.db"), [
-      catalogue,
-      keyScopes,
-      searchIndexProjection,
-    ]);
+    this.store = openSqliteStore(join(dir, "events.db"), { writer });
+    // Every projection, as a server keeps them (the audit view applies each call's event too).
+    this.projector = openProjector(join(dir, "projections.db"), ALL_PROJECTIONS);
     this.blobs = new BlobStore(join(dir, "blobs"));
     this.#unsubscribe = this.store.subscribe(() => this.projector.catchUp(this.store));
   }
 
   /** Opens a fresh fixture in a temporary directory. */
-  static async open(): Promise<Fixture> {
-    return new Fixture(await Deno.makeTempDir({ prefix: "sergo-mcp-" }));
+  static async open(options: { writer?: "inline" | "thread" } = {}): Promise<Fixture> {
+    return new Fixture(await Deno.makeTempDir({ prefix: "sergo-mcp-" }), options.writer);
   }
 
   /** Reopens the same data directory (a restart). */

@@ -150,7 +150,8 @@ export const catalogue: Projection = {
       case "FolderCreated": {
         const { folder_id, person_id, parent_id, name } = event.data;
         const parentPath = parent_id === null ? "" : folderPath(db, parent_id);
-        statement(db, 
+        statement(
+          db,
           "INSERT INTO cat_folders (folder_id, person_id, parent_id, name, path) VALUES (?, ?, ?, ?, ?)",
         )
           .run(folder_id, person_id, parent_id, name, parentPath === "" ? name : `${parentPath}/${name}`);
@@ -176,7 +177,8 @@ export const catalogue: Projection = {
       case "DocumentUploaded": {
         const d = event.data;
         const office = d.type === "pptx" || d.type === "docx";
-        statement(db, 
+        statement(
+          db,
           `INSERT INTO cat_documents (document_id, person_id, folder_id, name, type, size, sha256, preset,
              uploaded_at, uploaded_position, status, pdf_copy_status)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -208,13 +210,15 @@ export const catalogue: Projection = {
         }
         return;
       case "ProcessingRequested":
-        statement(db, 
+        statement(
+          db,
           `UPDATE cat_documents SET status = 'processing', preset = ?, failure_reason = NULL, processing_worker = NULL,
              processing_lease_until = NULL WHERE document_id = ?`,
         ).run(event.data.preset, event.data.document_id);
         return;
       case "ProcessingStarted":
-        statement(db, 
+        statement(
+          db,
           `UPDATE cat_documents SET status = 'processing', preset = ?, failure_reason = NULL, processing_worker = ?,
              processing_lease_until = ? WHERE document_id = ?`,
         ).run(
@@ -228,7 +232,8 @@ export const catalogue: Projection = {
         applyProcessed(db, event.data);
         return;
       case "ProcessingFailed":
-        statement(db, 
+        statement(
+          db,
           "UPDATE cat_documents SET status = 'not_indexed', failure_reason = ? WHERE document_id = ?",
         ).run(
           event.data.reason,
@@ -236,7 +241,8 @@ export const catalogue: Projection = {
         );
         return;
       case "PdfCopyRequested":
-        statement(db, 
+        statement(
+          db,
           "UPDATE cat_documents SET pdf_copy_status = 'pending', pdf_copy_reason = NULL WHERE document_id = ?",
         )
           .run(event.data.document_id);
@@ -245,7 +251,8 @@ export const catalogue: Projection = {
         applyPdfCopy(db, event.data);
         return;
       case "PdfCopyFailed":
-        statement(db, 
+        statement(
+          db,
           "UPDATE cat_documents SET pdf_copy_status = 'failed', pdf_copy_reason = ? WHERE document_id = ?",
         )
           .run(event.data.reason, event.data.document_id);
@@ -261,10 +268,12 @@ function applyProcessed(db: DatabaseSync, data: ProcessedData): void {
   const id = data.document_id;
   statement(db, "DELETE FROM cat_pages WHERE document_id = ?").run(id);
   statement(db, "DELETE FROM cat_chunks WHERE document_id = ?").run(id);
-  const insertPage = statement(db, 
+  const insertPage = statement(
+    db,
     "INSERT INTO cat_pages (document_id, page, text, marked, image_only) VALUES (?, ?, ?, ?, ?)",
   );
-  const insertChunk = statement(db, 
+  const insertChunk = statement(
+    db,
     "INSERT INTO cat_chunks (document_id, ord, page, section, text) VALUES (?, ?, ?, ?, ?)",
   );
   let ord = 0;
@@ -274,7 +283,8 @@ function applyProcessed(db: DatabaseSync, data: ProcessedData): void {
   }
   const marked = data.pages.filter((p) => p.marked).map((p) => p.page).sort((a, b) => a - b);
   const imageOnly = data.pages.filter((p) => p.image_only).map((p) => p.page).sort((a, b) => a - b);
-  statement(db, 
+  statement(
+    db,
     `UPDATE cat_documents SET status = 'searchable', failure_reason = NULL, preset = ?, page_count = ?,
        pages_estimated = ?, pages_to_view = ?, image_only_pages = ? WHERE document_id = ?`,
   ).run(
@@ -286,7 +296,10 @@ function applyProcessed(db: DatabaseSync, data: ProcessedData): void {
     id,
   );
   // A copy made before this result still gives real pages.
-  const copy = statement(db, "SELECT pdf_copy_status, pdf_copy_pages FROM cat_documents WHERE document_id = ?")
+  const copy = statement(
+    db,
+    "SELECT pdf_copy_status, pdf_copy_pages FROM cat_documents WHERE document_id = ?",
+  )
     .get(id) as
       | { pdf_copy_status: string; pdf_copy_pages: number | null }
       | undefined;
@@ -297,7 +310,8 @@ function applyProcessed(db: DatabaseSync, data: ProcessedData): void {
 
 function applyPdfCopy(db: DatabaseSync, data: PdfCopyData): void {
   const id = data.document_id;
-  statement(db, 
+  statement(
+    db,
     "UPDATE cat_documents SET pdf_copy_status = 'made', pdf_copy_sha256 = ?, pdf_copy_pages = ?, pdf_copy_reason = NULL WHERE document_id = ?",
   ).run(data.sha256, data.page_count, id);
   const chunkPages = data.chunk_pages;
@@ -308,14 +322,16 @@ function applyPdfCopy(db: DatabaseSync, data: PdfCopyData): void {
   const update = statement(db, "UPDATE cat_chunks SET page = ? WHERE document_id = ? AND ord = ?");
   chunks.forEach((chunk, i) => update.run(chunkPages[i]!, id, chunk.ord));
   statement(db, "DELETE FROM cat_pages WHERE document_id = ?").run(id);
-  const insertPage = statement(db, 
+  const insertPage = statement(
+    db,
     "INSERT INTO cat_pages (document_id, page, text, marked, image_only) VALUES (?, ?, ?, 0, 0)",
   );
   for (let page = 1; page <= data.page_count; page++) {
     const text = chunks.filter((_, i) => chunkPages[i] === page).map((c) => c.text).join("\n\n");
     insertPage.run(id, page, text);
   }
-  statement(db, 
+  statement(
+    db,
     "UPDATE cat_documents SET page_count = ?, pages_estimated = 0, pages_to_view = '[]', image_only_pages = '[]' WHERE document_id = ?",
   ).run(data.page_count, id);
 }
@@ -336,7 +352,9 @@ function repath(db: DatabaseSync, folderId: string): void {
   const parentPath = folder.parent_id === null ? "" : folderPath(db, folder.parent_id);
   const path = parentPath === "" ? folder.name : `${parentPath}/${folder.name}`;
   statement(db, "UPDATE cat_folders SET path = ? WHERE folder_id = ?").run(path, folderId);
-  const children = statement(db, "SELECT folder_id FROM cat_folders WHERE parent_id = ?").all(folderId) as Array<
+  const children = statement(db, "SELECT folder_id FROM cat_folders WHERE parent_id = ?").all(
+    folderId,
+  ) as Array<
     { folder_id: string }
   >;
   for (const child of children) repath(db, child.folder_id);
@@ -398,15 +416,18 @@ export function getChildFolder(
   parentId: string | null,
   name: string,
 ): Folder | undefined {
-  return statement(db, 
-    "SELECT * FROM cat_folders WHERE person_id = ? AND parent_id IS ? AND name = ?",
-  ).get(personId, parentId, name) as Folder | undefined;
+  return statement(db, "SELECT * FROM cat_folders WHERE person_id = ? AND parent_id IS ? AND name = ?").get(
+    personId,
+    parentId,
+    name,
+  ) as Folder | undefined;
 }
 
 /** The given folders with every folder inside them. */
 export function expandFolders(db: DatabaseSync, folderIds: readonly string[]): string[] {
   if (folderIds.length === 0) return [];
-  const rows = statement(db, 
+  const rows = statement(
+    db,
     `WITH RECURSIVE tree(id) AS (
        SELECT value FROM json_each(?)
        UNION SELECT f.folder_id FROM cat_folders f JOIN tree t ON f.parent_id = t.id
@@ -468,8 +489,10 @@ export function listDocuments(
     ? [scope.personId]
     : [scope.personId, JSON.stringify(scope.folderIds), JSON.stringify(scope.documentIds)];
   const total =
-    (statement(db, `SELECT count(*) AS n FROM cat_documents WHERE ${where}`).get(...params) as { n: number }).n;
-  const rows = statement(db, 
+    (statement(db, `SELECT count(*) AS n FROM cat_documents WHERE ${where}`).get(...params) as { n: number })
+      .n;
+  const rows = statement(
+    db,
     `SELECT * FROM cat_documents WHERE ${where} ORDER BY uploaded_position DESC LIMIT ? OFFSET ?`,
   ).all(...params, page.limit, page.offset) as unknown as RawDocument[];
   return { total, items: rows.map(toDocument) };
@@ -477,7 +500,8 @@ export function listDocuments(
 
 /** Pages `from` to `to` of a document, in order. */
 export function getPages(db: DatabaseSync, documentId: string, from: number, to: number): PageRow[] {
-  const rows = statement(db, 
+  const rows = statement(
+    db,
     "SELECT page, text, marked, image_only FROM cat_pages WHERE document_id = ? AND page BETWEEN ? AND ? ORDER BY page",
   ).all(documentId, from, to) as Array<{ page: number; text: string; marked: number; image_only: number }>;
   return rows.map((row) => ({
@@ -490,18 +514,19 @@ export function getPages(db: DatabaseSync, documentId: string, from: number, to:
 
 /** A document's chunks in reading order. */
 export function getChunks(db: DatabaseSync, documentId: string): ChunkRow[] {
-  return statement(db, "SELECT ord, page, section, text FROM cat_chunks WHERE document_id = ? ORDER BY ord").all(
-    documentId,
-  ) as unknown as ChunkRow[];
+  return statement(db, "SELECT ord, page, section, text FROM cat_chunks WHERE document_id = ? ORDER BY ord")
+    .all(
+      documentId,
+    ) as unknown as ChunkRow[];
 }
 
 /** Documents whose processing or PDF copy is pending, oldest first (what workers pick up). */
 export function pendingWork(db: DatabaseSync): { processing: DocumentRow[]; pdfCopies: DocumentRow[] } {
-  const processing = (statement(db, 
-    "SELECT * FROM cat_documents WHERE status = 'processing' ORDER BY uploaded_position",
-  ).all() as unknown as RawDocument[]).map(toDocument);
-  const pdfCopies = (statement(db, 
-    "SELECT * FROM cat_documents WHERE pdf_copy_status = 'pending' ORDER BY uploaded_position",
-  ).all() as unknown as RawDocument[]).map(toDocument);
+  const processing =
+    (statement(db, "SELECT * FROM cat_documents WHERE status = 'processing' ORDER BY uploaded_position")
+      .all() as unknown as RawDocument[]).map(toDocument);
+  const pdfCopies =
+    (statement(db, "SELECT * FROM cat_documents WHERE pdf_copy_status = 'pending' ORDER BY uploaded_position")
+      .all() as unknown as RawDocument[]).map(toDocument);
   return { processing, pdfCopies };
 }

@@ -90,13 +90,15 @@ export const keyScopes: Projection = {
       last4: string,
       expiresAt: string | null,
     ) =>
-      statement(db, 
+      statement(
+        db,
         "INSERT INTO key_values (hash, kind, id, person_id, last4, expires_at, current) VALUES (?, ?, ?, ?, ?, ?, 1)",
       ).run(hash, kind, id, personId, last4, expiresAt);
     switch (event.type) {
       case "AgentKeyCreated": {
         const d = event.data;
-        statement(db, 
+        statement(
+          db,
           "INSERT INTO key_agents (key_id, person_id, name, description, can_read, created_at) VALUES (?, ?, ?, ?, ?, ?)",
         ).run(d.key_id, d.person_id, d.name, d.description, JSON.stringify(d.can_read), event.metadata.time);
         insertValue(d.key_hash, "agent", d.key_id, d.person_id, d.last4, null);
@@ -108,7 +110,10 @@ export const keyScopes: Projection = {
           statement(db, "UPDATE key_agents SET name = ? WHERE key_id = ?").run(d.name, d.key_id);
         }
         if (d.description !== undefined) {
-          statement(db, "UPDATE key_agents SET description = ? WHERE key_id = ?").run(d.description, d.key_id);
+          statement(db, "UPDATE key_agents SET description = ? WHERE key_id = ?").run(
+            d.description,
+            d.key_id,
+          );
         }
         if (d.can_read !== undefined) {
           statement(db, "UPDATE key_agents SET can_read = ? WHERE key_id = ?").run(
@@ -137,12 +142,13 @@ export const keyScopes: Projection = {
         return;
       case "PersonalKeyCreated": {
         const d = event.data;
-        statement(db, "INSERT INTO key_personal (key_id, person_id, last4, created_at) VALUES (?, ?, ?, ?)").run(
-          d.key_id,
-          d.person_id,
-          d.last4,
-          event.metadata.time,
-        );
+        statement(db, "INSERT INTO key_personal (key_id, person_id, last4, created_at) VALUES (?, ?, ?, ?)")
+          .run(
+            d.key_id,
+            d.person_id,
+            d.last4,
+            event.metadata.time,
+          );
         insertValue(d.key_hash, "personal", d.key_id, d.person_id, d.last4, null);
         return;
       }
@@ -164,11 +170,12 @@ export const keyScopes: Projection = {
 
 /** Finds the credential with this sha256, if it exists and has not expired at `now`. */
 export function findCredential(db: DatabaseSync, hash: string, now: Date): Credential | undefined {
-  const row = statement(db, "SELECT kind, id, person_id, last4, expires_at FROM key_values WHERE hash = ?").get(
-    hash,
-  ) as
-    | Credential
-    | undefined;
+  const row = statement(db, "SELECT kind, id, person_id, last4, expires_at FROM key_values WHERE hash = ?")
+    .get(
+      hash,
+    ) as
+      | Credential
+      | undefined;
   if (!row) return undefined;
   if (row.expires_at !== null && Date.parse(row.expires_at) <= now.getTime()) return undefined;
   return row;
@@ -211,7 +218,8 @@ export function listAgentKeys(db: DatabaseSync, personId: string): AgentKey[] {
 
 /** An agent key's old values that still work at `now`. */
 export function oldValues(db: DatabaseSync, keyId: string, now: Date): OldValue[] {
-  const rows = statement(db, 
+  const rows = statement(
+    db,
     "SELECT last4, expires_at FROM key_values WHERE id = ? AND current = 0 ORDER BY expires_at",
   ).all(keyId) as unknown as OldValue[];
   return rows.filter((row) => Date.parse(row.expires_at) > now.getTime());
@@ -230,7 +238,8 @@ export function loginTokens(
   personId: string,
   now: Date,
 ): Array<{ id: string; expires_at: string }> {
-  const rows = statement(db, 
+  const rows = statement(
+    db,
     "SELECT id, expires_at FROM key_values WHERE kind = 'login' AND person_id = ? ORDER BY expires_at",
   ).all(personId) as Array<{ id: string; expires_at: string }>;
   return rows.filter((row) => Date.parse(row.expires_at) > now.getTime());

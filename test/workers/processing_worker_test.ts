@@ -48,6 +48,12 @@ Deno.test("two workers never read the same document twice: the claim is an optim
   const events = t.app.store.readStream(`document-${doc.document_id}`).map((e) => e.type);
   assert.deepEqual(events, ["DocumentUploaded", "ProcessingStarted", "DocumentProcessed"]);
   assert.equal(getDocument(t.app.db, doc.document_id)?.status, "searchable");
-  const hits = searchPassages(t.app.db, { personId: ava.person_id, folderIds: [], documentIds: [doc.document_id], query: "table", depth: 10 });
+  const hits = searchPassages(t.app.db, {
+    personId: ava.person_id,
+    folderIds: [],
+    documentIds: [doc.document_id],
+    query: "table",
+    depth: 10,
+  });
   assert.ok(hits.some((h) => h.document_id === doc.document_id));
 });

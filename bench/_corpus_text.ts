@@ -6,6 +6,7 @@
  * @module
  */
 import { unzipSync } from "fflate";
+import { CORPUS_DIR } from "../test/helpers/corpus.ts";
 
 /** One corpus file as pages of text. */
 export interface CorpusFile {
@@ -16,7 +17,7 @@ export interface CorpusFile {
 }
 
 /** Where the real test files are. */
-export const CORPUS_DIR = "/work/shared/corpus";
+export { CORPUS_DIR };
 const CACHE = new URL("./data/corpus_pages.json", import.meta.url);
 const ESTIMATED_PAGE_CHARS = 3000;
 

@@ -12,8 +12,9 @@ import { join } from "node:path";
 import { BlobStore } from "../src/blob_store.ts";
 import { PageViews } from "../src/render/page_cache.ts";
 import { createRenderPool } from "../src/render/render_pool.ts";
+import { CORPUS_DIR } from "../test/helpers/corpus.ts";
 
-const CORPUS = "/work/shared/corpus/pdf";
+const CORPUS = `${CORPUS_DIR}/pdf`;
 
 /** Pages of the corpus, of every kind: slides, papers, scans, tables, a long manual. */
 const PAGES: [file: string, page: number][] = [

@@ -20,9 +20,10 @@ import {
   startConsoleServer,
 } from "./_console_server.ts";
 import { loadPlaywright } from "./_playwright.ts";
+import { CORPUS_DIR } from "../helpers/corpus.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
-const CORPUS = "/work/shared/corpus/";
+const CORPUS = `${CORPUS_DIR}/`;
 const DECK = `${CORPUS}pptx/markitdown-test-deck-chart-table.pptx`;
 const NOTES = `${CORPUS}text/markitdown-readme.md`;
 const ARTIFACTS = new URL("../artifacts/console/", import.meta.url);

@@ -16,8 +16,9 @@ import { startServer } from "../../src/cli/serve.ts";
 import { createPersonalKey } from "../../src/domain/keys.ts";
 import { addPerson } from "../../src/domain/people.ts";
 import { tempDir } from "../helpers/temp.ts";
+import { CORPUS_DIR } from "../helpers/corpus.ts";
 
-const CORPUS = "/work/shared/corpus";
+const CORPUS = `${CORPUS_DIR}`;
 // The 400-page manual alone takes most of a minute on two cores; it is covered by the extractor tests.
 const SKIP = new Set(["irs-internal-revenue-manual-2-3-59-400p.pdf"]);
 

@@ -3,8 +3,9 @@ import { ensureFolderPath } from "../../src/domain/folders.ts";
 import { createAgentKey, createPersonalKey, issueLoginToken } from "../../src/domain/keys.ts";
 import { addPerson } from "../../src/domain/people.ts";
 import { testServer } from "./_server.ts";
+import { CORPUS_DIR } from "../helpers/corpus.ts";
 
-const DECK = "/work/shared/corpus/pptx";
+const DECK = `${CORPUS_DIR}/pptx`;
 
 async function setup() {
   const server = await testServer();
@@ -107,7 +108,7 @@ Deno.test("documents: multipart and raw uploads stream to blobs; type by content
   assert.ok(await server.app.blobs.has(uploaded.sha256));
 
   // Raw body; a PDF named .txt is a PDF.
-  const pdf = await Deno.readFile("/work/shared/corpus/pdf/hebrew-rtl-word365.pdf");
+  const pdf = await Deno.readFile(`${CORPUS_DIR}/pdf/hebrew-rtl-word365.pdf`);
   r = await ava$("/api/documents?name=notes.txt&preset=none", { method: "POST", body: pdf });
   assert.equal(r.status, 201);
   assert.equal((await r.json()).documents[0].type, "pdf");

@@ -2,8 +2,9 @@ import assert from "node:assert/strict";
 import { strFromU8, unzipSync } from "fflate";
 import { checkCopy, converterAvailable, convertToPdf, PdfCopyError } from "../../src/pdf_copy/libreoffice.ts";
 import { pdfPageTexts } from "../../src/pdf_copy/page_matching.ts";
+import { CORPUS_DIR } from "../helpers/corpus.ts";
 
-const CORPUS = "/work/shared/corpus";
+const CORPUS = `${CORPUS_DIR}`;
 const available = (await converterAvailable()).ok;
 if (!available) {
   console.warn(

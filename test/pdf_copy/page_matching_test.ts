@@ -2,8 +2,9 @@ import assert from "node:assert/strict";
 import { converterAvailable, convertToPdf } from "../../src/pdf_copy/libreoffice.ts";
 import { matchChunksToPages, pdfPageTexts, words } from "../../src/pdf_copy/page_matching.ts";
 import { docxChunks } from "./_docx_chunks.ts";
+import { CORPUS_DIR } from "../helpers/corpus.ts";
 
-const CORPUS = "/work/shared/corpus";
+const CORPUS = `${CORPUS_DIR}`;
 const available = (await converterAvailable()).ok;
 if (!available) {
   console.warn("\n!!! SKIPPING Word page matching tests: soffice (LibreOffice) is not installed !!!\n");

@@ -1,5 +1,6 @@
+import { CORPUS_DIR } from "../helpers/corpus.ts";
 /** Reading corpus files in tests. */
-export const CORPUS = "/work/shared/corpus/";
+export const CORPUS = `${CORPUS_DIR}/`;
 
 /** The bytes of a corpus file, by path inside the corpus. */
 export function corpusBytes(path: string): Promise<Uint8Array> {

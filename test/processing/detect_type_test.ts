@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { detectType } from "../../src/processing/detect_type.ts";
 import { ProcessingError } from "../../src/processing/processing_error.ts";
 import { corpusBytes } from "./_corpus.ts";
+import { CORPUS_DIR } from "../helpers/corpus.ts";
 
 const cases: [string, string][] = [
   ["pdf/hebrew-rtl-word365.pdf", "pdf"],
@@ -31,7 +32,7 @@ const refusals: [string, RegExp][] = [
 for (const [path, reason] of refusals) {
   Deno.test(`detectType refuses ${path} with a clear reason`, () => {
     assert.throws(
-      () => detectType(new Uint8Array(Deno.readFileSync("/work/shared/corpus/" + path)), path),
+      () => detectType(new Uint8Array(Deno.readFileSync(`${CORPUS_DIR}/` + path)), path),
       (e) => {
         assert.ok(e instanceof ProcessingError);
         assert.match(e.message, reason);

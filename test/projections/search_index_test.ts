@@ -14,8 +14,9 @@ import {
   type SearchOptions,
   searchPassages,
 } from "../../projections/search_index.ts";
+import { CORPUS_DIR } from "../helpers/corpus.ts";
 
-const CORPUS = "/work/shared/corpus";
+const CORPUS = `${CORPUS_DIR}`;
 
 /** The text of each page of a PDF, read with pdftotext. */
 async function pdfPages(file: string): Promise<string[]> {

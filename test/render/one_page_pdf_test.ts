@@ -2,8 +2,9 @@ import assert from "node:assert/strict";
 import { onePagePdf } from "../../src/render/one_page_pdf.ts";
 import { PageRenderError } from "../../src/render/render_png.ts";
 import { openPdf } from "../../src/render/pdfjs_loader.ts";
+import { CORPUS_DIR } from "../helpers/corpus.ts";
 
-const CORPUS = "/work/shared/corpus";
+const CORPUS = `${CORPUS_DIR}`;
 
 async function pdftotext(pdf: Uint8Array | string, page?: number): Promise<string> {
   const dir = await Deno.makeTempDir({ prefix: "sergo-pdftotext-" });

@@ -5,8 +5,9 @@ import { PageViews } from "../../src/render/page_cache.ts";
 import { createRenderPool, type RenderJob, type RenderPool } from "../../src/render/render_pool.ts";
 import { PageRenderError } from "../../src/render/render_png.ts";
 import { pngSize } from "./_png.ts";
+import { CORPUS_DIR } from "../helpers/corpus.ts";
 
-const CORPUS = "/work/shared/corpus";
+const CORPUS = `${CORPUS_DIR}`;
 
 /** A real pool that counts the jobs it is given. */
 function countingPool(): RenderPool & { jobs: RenderJob[] } {

@@ -3,6 +3,7 @@ import { createCanvas, loadImage } from "@napi-rs/canvas";
 import { encodePng } from "../../src/render/png_encoder.ts";
 import { renderPagePng } from "../../src/render/render_png.ts";
 import { pngSize } from "./_png.ts";
+import { CORPUS_DIR } from "../helpers/corpus.ts";
 
 async function decode(png: Uint8Array): Promise<Uint8ClampedArray> {
   const image = await loadImage(png);
@@ -30,7 +31,7 @@ Deno.test("the PNG encoder round-trips colour pixels exactly", async () => {
 
 Deno.test("a grey page is written as a grey PNG and decodes to the same pixels", async () => {
   const page = await renderPagePng(
-    await Deno.readFile("/work/shared/corpus/pdf/tracemonkey-pldi-paper.pdf"),
+    await Deno.readFile(`${CORPUS_DIR}/pdf/tracemonkey-pldi-paper.pdf`),
     2,
   );
   assert.equal(page.png[25], 0, "colour type grey");

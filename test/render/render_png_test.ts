@@ -2,8 +2,9 @@ import assert from "node:assert/strict";
 import { PDFDocument } from "pdf-lib";
 import { PageRenderError, pageSizePx, renderPagePng } from "../../src/render/render_png.ts";
 import { inkShare, pdftoppmPng, pngSize } from "./_png.ts";
+import { CORPUS_DIR } from "../helpers/corpus.ts";
 
-const CORPUS = "/work/shared/corpus";
+const CORPUS = `${CORPUS_DIR}`;
 const read = (path: string): Promise<Uint8Array> => Deno.readFile(`${CORPUS}/${path}`);
 
 Deno.test("a 16:9 slide is drawn at 110 dpi as 1,100 x 619, a valid PNG with the slide on it", async () => {

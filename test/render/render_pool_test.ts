@@ -2,8 +2,9 @@ import assert from "node:assert/strict";
 import { createRenderPool } from "../../src/render/render_pool.ts";
 import { PageRenderError } from "../../src/render/render_png.ts";
 import { pngSize } from "./_png.ts";
+import { CORPUS_DIR } from "../helpers/corpus.ts";
 
-const CORPUS = "/work/shared/corpus";
+const CORPUS = `${CORPUS_DIR}`;
 
 Deno.test("hostile PDFs fail alone: every one answers, and the pool draws a good page afterwards", async () => {
   const pool = createRenderPool({ concurrency: 2, timeoutMs: 15_000 });

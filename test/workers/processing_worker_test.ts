@@ -6,6 +6,7 @@ import { addPerson } from "../../src/domain/people.ts";
 import { createExtractionPool } from "../../src/processing/worker_pool.ts";
 import { ProcessingWorker, withoutNul } from "../../src/workers/processing_worker.ts";
 import { tempApp } from "../helpers/temp.ts";
+import { CORPUS_DIR } from "../helpers/corpus.ts";
 
 Deno.test("NUL characters are dropped from page text, so pages read back whole", () => {
   const page = withoutNul({
@@ -24,7 +25,7 @@ Deno.test("NUL characters are dropped from page text, so pages read back whole",
 Deno.test("two workers never read the same document twice: the claim is an optimistic append", async () => {
   await using t = await tempApp();
   const ava = await addPerson(t.app, { name: "Ava Bennett", email: "ava@example.com" });
-  const bytes = await Deno.readFile("/work/shared/corpus/pptx/markitdown-test-deck-chart-table.pptx");
+  const bytes = await Deno.readFile(`${CORPUS_DIR}/pptx/markitdown-test-deck-chart-table.pptx`);
   const sha256 = await t.app.blobs.write(bytes);
   const doc = await recordUpload(t.app, {
     personId: ava.person_id,

@@ -10,6 +10,7 @@
  */
 import { createMcpEndpoint } from "../src/mcp/endpoint.ts";
 import { Fixture } from "../test/mcp/_fixture.ts";
+import { openApp, type SergoApp } from "../src/app.ts";
 
 /** One load run's figures. */
 export interface LoadFigures {
@@ -94,8 +95,8 @@ export async function benchProtocol(opts: { quick: boolean }): Promise<Record<st
     throw new Error("The protocol benchmark needs wrk: install it with `apt-get install wrk`");
   }
   const load = opts.quick ? { seconds: 3, connections: 20 } : { seconds: 10, connections: 50 };
-  // The server's configuration: commits on the writer thread, every projection kept.
-  const fixture = await Fixture.open({ writer: "thread" });
+  const fixture = await Fixture.open();
+  let app: SergoApp | null = null;
   try {
     const person = await fixture.person("Ava Bennett");
     const outlooks = await fixture.folder(person, "Energy outlooks");
@@ -106,9 +107,13 @@ export async function benchProtocol(opts: { quick: boolean }): Promise<Record<st
       folders: [outlooks],
       documents: [],
     });
+    // Measured on the server's own stack: the app over the same data directory, with
+    // commits on the writer thread and every projection kept up to date.
+    await fixture.close();
+    app = await openApp(fixture.dir, { writer: "thread" });
     const endpoint = createMcpEndpoint({
-      db: fixture.db,
-      store: fixture.store,
+      db: app.db,
+      store: app.store,
       settings: { rateLimitPerSecond: 1_000_000, rateLimitBurst: 1_000_000 },
     });
     let answeredCalls = 0;
@@ -138,11 +143,13 @@ export async function benchProtocol(opts: { quick: boolean }): Promise<Record<st
     const listResult = await sample(callBody);
 
     const sergoTools = await wrk(url, listBody, headers, load);
-    const eventsBefore = fixture.auditEvents().length;
+    const countAudit = () =>
+      (app!.store.readFrom(0, 10_000_000).filter((e) => e.type === "McpCalled")).length;
+    const eventsBefore = countAudit();
     answeredCalls = 0;
     const sergoList = await wrk(url, callBody, headers, load);
     await new Promise((resolve) => setTimeout(resolve, 200));
-    const auditEvents = fixture.auditEvents().length - eventsBefore;
+    const auditEvents = countAudit() - eventsBefore;
     const answered = answeredCalls;
     await server.shutdown();
 
@@ -174,7 +181,9 @@ export async function benchProtocol(opts: { quick: boolean }): Promise<Record<st
       },
     };
   } finally {
-    await fixture.dispose();
+    if (app) await app.close();
+    else await fixture.close().catch(() => {});
+    await Deno.remove(fixture.dir, { recursive: true }).catch(() => {});
   }
 }
 

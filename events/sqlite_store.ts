@@ -109,7 +109,8 @@ export class SqliteEventStore implements EventStore {
   readonly #db: DatabaseSync;
   #pending: Pending[] = [];
   #flushScheduled = false;
-  #flushing: Promise<void> | null = null;
+  /** Group commits under way: one inline; with the writer thread, a second may queue behind the first. */
+  #inFlight = new Set<Promise<void>>();
   #listeners = new Set<(events: RecordedEvent[]) => void>();
   #closed = false;
   #transactions = 0;
@@ -142,18 +143,22 @@ export class SqliteEventStore implements EventStore {
   }
 
   #scheduleFlush(): void {
-    if (this.#flushScheduled || this.#flushing) return;
+    const room = this.#writer ? 2 : 1;
+    if (this.#flushScheduled || this.#inFlight.size >= room) return;
     this.#flushScheduled = true;
     // After the I/O already waiting in this turn of the event loop, so that appends
     // from requests that arrived together share one transaction (setTimeout(0) costs
     // a millisecond or more; setImmediate runs as soon as pending I/O is handled).
     setImmediate(() => {
       this.#flushScheduled = false;
-      this.#flushing = this.#flush().finally(() => {
-        this.#flushing = null;
+      if (this.#pending.length === 0) return;
+      // The writer thread answers in order, so batches resolve in log order.
+      const flush: Promise<void> = this.#flush().finally(() => {
+        this.#inFlight.delete(flush);
         // Appends that arrived during the write go in the next transaction.
         if (this.#pending.length > 0) this.#scheduleFlush();
       });
+      this.#inFlight.add(flush);
     });
   }
 
@@ -248,12 +253,9 @@ export class SqliteEventStore implements EventStore {
 
   async close(): Promise<void> {
     if (this.#closed) return;
-    while (this.#flushScheduled || this.#flushing || this.#pending.length > 0) {
+    while (this.#flushScheduled || this.#inFlight.size > 0 || this.#pending.length > 0) {
       await new Promise((resolve) => setTimeout(resolve, 1));
-      if (this.#flushing) {
-        await this.#flushing;
-        this.#flushing = null;
-      }
+      await Promise.allSettled([...this.#inFlight]);
     }
     this.#closed = true;
     await this.#writer?.close();

@@ -244,12 +244,12 @@ function describeEvent(db: DatabaseSync, event: RecordedEvent): Described {
     name: row.name,
     masked: maskedKey(row.kind === "agent" ? "agent" : "personal", row.last4),
   });
-  const actor = resolveActor(db, event.metadata.actor);
+  // Resolved only for the entries that show it (an MCP call names its key itself).
   const base = (personId: string | null, action: string, details: Record<string, unknown>): Described => ({
     person_id: personId,
     action,
     details,
-    actor,
+    actor: resolveActor(db, event.metadata.actor),
   });
   const docBase = (documentId: string, action: string, details: Record<string, unknown> = {}): Described => {
     const d = doc(documentId);

@@ -488,13 +488,16 @@ export function listDocuments(
   const params = scope.folderIds === null
     ? [scope.personId]
     : [scope.personId, JSON.stringify(scope.folderIds), JSON.stringify(scope.documentIds)];
-  const total =
-    (statement(db, `SELECT count(*) AS n FROM cat_documents WHERE ${where}`).get(...params) as { n: number })
-      .n;
   const rows = statement(
     db,
     `SELECT * FROM cat_documents WHERE ${where} ORDER BY uploaded_position DESC LIMIT ? OFFSET ?`,
   ).all(...params, page.limit, page.offset) as unknown as RawDocument[];
+  // A first page that is not full holds everything: no need to count.
+  const total = page.offset === 0 && rows.length < page.limit
+    ? rows.length
+    : (statement(db, `SELECT count(*) AS n FROM cat_documents WHERE ${where}`).get(...params) as {
+      n: number;
+    }).n;
   return { total, items: rows.map(toDocument) };
 }
 

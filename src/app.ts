@@ -67,7 +67,7 @@ export class SergoApp {
   ) {
     this.#seen = projector.position;
     // Own appends are applied before the appender's promise continues: read-your-writes.
-    this.#unsubscribe = store.subscribe(() => this.catchUp());
+    this.#unsubscribe = store.subscribe((events) => this.#applyCommitted(events));
   }
 
   /** The projections database, for queries. */
@@ -91,18 +91,41 @@ export class SergoApp {
     if (reached > this.#seen) {
       const from = this.#seen;
       this.#seen = reached;
-      if (this.#listeners.size > 0) {
-        const events = this.store.readFrom(from, reached - from);
-        for (const listener of this.#listeners) {
-          try {
-            listener(events);
-          } catch (error) {
-            console.error("A projection listener failed:", error);
-          }
-        }
-      }
+      if (this.#listeners.size > 0) this.#notify(this.store.readFrom(from, reached - from));
     }
     return applied;
+  }
+
+  /**
+   * Applies events this process just committed straight from memory when
+   * they follow the projections' position, instead of reading them back from
+   * the log; anything else (another process wrote in between) catches up.
+   */
+  #applyCommitted(events: readonly RecordedEvent[]): void {
+    const first = events[0];
+    const position = this.projector.position;
+    if (!first || this.projector.failure || first.position !== position + 1 || this.#seen !== position) {
+      this.catchUp();
+      return;
+    }
+    try {
+      this.projector.applyBatch(events);
+    } catch (error) {
+      console.error("Applying new events failed:", error);
+      return;
+    }
+    this.#seen = this.projector.position;
+    this.#notify(events);
+  }
+
+  #notify(events: readonly RecordedEvent[]): void {
+    for (const listener of this.#listeners) {
+      try {
+        listener(events);
+      } catch (error) {
+        console.error("A projection listener failed:", error);
+      }
+    }
   }
 
   /** Calls `listener` with events after the projections have applied them. */

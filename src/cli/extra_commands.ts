@@ -146,10 +146,14 @@ export const extraCommands: Record<string, Command> = {
     raw: true,
     async run(_parsed, context) {
       const { auditCommand } = await import("../audit/cli.ts");
-      const needsData = ["export", "verify", "public-key"].includes(context.args[0] ?? "");
-      const app = needsData && context.args[0] !== "verify" ? await openApp(context.dataDir) : null;
+      // --data is the CLI's own; the audit commands take the rest.
+      const args = context.args.filter((arg, i, all) =>
+        !(arg === "--data" || arg.startsWith("--data=") || all[i - 1] === "--data")
+      );
+      const needsData = ["export", "public-key"].includes(args[0] ?? "");
+      const app = needsData ? await openApp(context.dataDir) : null;
       try {
-        return await auditCommand(context.args, {
+        return await auditCommand(args, {
           dataDir: context.dataDir,
           openStore: () => app?.store ?? openSqliteStore(dataPaths(context.dataDir).events),
           openProjections: () => {

@@ -88,6 +88,18 @@ Deno.test("a key made, renamed, rolled and deleted by the CLI reaches a running 
     assert.equal(bad.code, 2);
     assert.equal(bad.stderr.trim().split("\n").length, 1);
     assert.match(bad.stderr, /Key name "Bad Name" is not allowed/);
+    // The key's life is in the audit, and an export of it verifies offline.
+    const out = `${dir.path}/audit.jsonl`;
+    const exported = await runCli(["audit", "export", "--person", "ava@example.com", "--out", out, ...d]);
+    assert.equal(exported.code, 0, exported.stderr);
+    const lines = (await Deno.readTextFile(out)).trim().split("\n");
+    const actions = lines.slice(0, -1).map((line) =>
+      JSON.parse(line).action ?? JSON.parse(line).audit?.action
+    );
+    assert.ok(JSON.stringify(actions).includes("key rolled"), JSON.stringify(actions));
+    const verified = await runCli(["audit", "verify", out, ...d]);
+    assert.equal(verified.code, 0, verified.stdout + verified.stderr);
+    assert.match(verified.stdout, /^Intact: /);
   } finally {
     await server.stop();
   }

@@ -111,6 +111,27 @@ function isModernCandidate(header: string | null, body: unknown): boolean {
   return params?._meta?.[PROTOCOL_VERSION_META_KEY] !== undefined;
 }
 
+/** Reads a body as text, or null once it passes `limit` bytes (the rest is not read). */
+async function readBody(request: Request, limit: number): Promise<string | null> {
+  const declared = Number(request.headers.get("content-length") ?? "0");
+  if (declared > limit) return null;
+  if (!request.body) return "";
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of request.body) {
+    size += chunk.byteLength;
+    if (size > limit) return null;
+    chunks.push(chunk);
+  }
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return new TextDecoder().decode(bytes);
+}
+
 /** Builds the `/mcp` handler. */
 export function createMcpEndpoint(deps: McpDeps): (request: Request) => Promise<Response> {
   const settings = mcpSettings(deps.settings);
@@ -170,9 +191,17 @@ export function createMcpEndpoint(deps: McpDeps): (request: Request) => Promise<
         { "retry-after": String(rate.retryAfterSeconds) },
       );
     }
+    const raw = await readBody(request, settings.maxBodyBytes);
+    if (raw === null) {
+      return rpcError(
+        413,
+        -32600,
+        `The request body is too large: at most ${settings.maxBodyBytes.toLocaleString("en-US")} bytes.`,
+      );
+    }
     let body: unknown;
     try {
-      body = JSON.parse(await request.text());
+      body = JSON.parse(raw);
     } catch {
       return rpcError(400, -32700, "Parse error: the request body is not valid JSON.");
     }
@@ -200,6 +229,9 @@ export function createMcpEndpoint(deps: McpDeps): (request: Request) => Promise<
         -32600,
         `Batches are accepted under protocol version 2025-03-26 only, not '${version}'.`,
       );
+    }
+    if (messages.length > settings.maxBatch) {
+      return rpcError(400, -32600, `A batch may hold at most ${settings.maxBatch} messages.`);
     }
     if (
       messages.length === 0 ||

@@ -19,6 +19,10 @@ export interface McpSettings {
   maxEndUserLength: number;
   /** `serverInfo.version`. */
   serverVersion: string;
+  /** The largest request body accepted, in bytes (MCP requests are small; this stops floods). */
+  maxBodyBytes: number;
+  /** The most messages in one batch (2025-03-26 only). */
+  maxBatch: number;
 }
 
 /** The defaults: no origins, 50 calls/s with bursts of 200, search depth 50. */
@@ -29,6 +33,8 @@ export const DEFAULT_MCP_SETTINGS: McpSettings = {
   searchDepth: 50,
   maxEndUserLength: 200,
   serverVersion: VERSION,
+  maxBodyBytes: 1_000_000,
+  maxBatch: 50,
 };
 
 /** The settings with defaults filled in. */

@@ -134,3 +134,37 @@ Deno.test("/mcp answers the reference's auth errors byte for byte, before MCP st
     'Bearer realm="sergo", error="invalid_token"',
   );
 });
+
+Deno.test("/mcp refuses a body over its size limit and an oversized batch, with one sentence", async () => {
+  const server = await testServer();
+  await using _ = server;
+  const ava = await addPerson(server.app, { name: "Ava Bennett", email: "ava@example.com" });
+  const { value } = await createAgentKey(server.app, {
+    personId: ava.person_id,
+    name: "decks",
+    description: "",
+    canRead: { folders: [], documents: [] },
+  }, "t");
+  const before = server.app.head().position;
+  const huge = JSON.stringify({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "tools/call",
+    params: { name: "search", arguments: { query: "x".repeat(2_000_000) } },
+  });
+  let r = await server.fetch("/mcp", { ...mcp(`Bearer ${value}`), body: huge });
+  assert.equal(r.status, 413);
+  assert.match((await r.json()).error.message, /^The request body is too large: at most 1,000,000 bytes\.$/);
+  const batch = Array.from({ length: 51 }, (_, i) => ({ jsonrpc: "2.0", id: i, method: "ping" }));
+  r = await server.fetch("/mcp", {
+    ...mcp(`Bearer ${value}`),
+    body: JSON.stringify(batch),
+    headers: {
+      ...(mcp(`Bearer ${value}`).headers as Record<string, string>),
+      "mcp-protocol-version": "2025-03-26",
+    },
+  });
+  assert.equal(r.status, 400);
+  assert.match((await r.json()).error.message, /at most 50 messages/);
+  assert.equal(server.app.head().position, before, "refused requests leave no audit event");
+});

@@ -5,7 +5,7 @@
  * @module
  */
 import type { DatabaseSync } from "node:sqlite";
-import { type DocumentType, type Preset, PRESETS } from "../../events/types.ts";
+import { type DocumentType, type Preset, PRESETS, type SergoEvent } from "../../events/types.ts";
 import { type DocumentRow, getDocument } from "../../projections/catalogue.ts";
 import type { SergoApp } from "../app.ts";
 import { DomainError } from "./errors.ts";
@@ -167,7 +167,13 @@ export async function deleteDocument(
   }], { expectedVersion: "stream_exists" });
 }
 
-/** Asks for a document to be processed again, with a preset. */
+/** What "processing" with the preset none records: the document is left without text to search. */
+export const NONE_PRESET_REASON = "Not indexed: the preset none keeps a document without text to search";
+
+/**
+ * Asks for a document to be processed again, with a preset. The preset none
+ * takes the document out of search at once (there is nothing to read).
+ */
 export async function requestProcessing(
   app: SergoApp,
   input: { personId: string; documentId: string; preset: string },
@@ -175,14 +181,16 @@ export async function requestProcessing(
 ): Promise<DocumentRow> {
   const doc = requireDocument(app.db, input.personId, input.documentId);
   const preset = checkPreset(input.preset);
-  await app.append(`document-${doc.document_id}`, [{
-    type: preset === "none" ? "ProcessingFailed" : "ProcessingRequested",
-    data: preset === "none"
-      ? { document_id: doc.document_id, preset, reason: "Uploaded without processing" }
-      : { document_id: doc.document_id, preset },
-    metadata: app.meta(actor),
-  } as never], { expectedVersion: "stream_exists" });
-  return getDocument(app.db, doc.document_id)!;
+  const document_id = doc.document_id;
+  const event: SergoEvent = preset === "none"
+    ? {
+      type: "ProcessingFailed",
+      data: { document_id, preset, reason: NONE_PRESET_REASON },
+      metadata: app.meta(actor),
+    }
+    : { type: "ProcessingRequested", data: { document_id, preset }, metadata: app.meta(actor) };
+  await app.append(`document-${document_id}`, [event], { expectedVersion: "stream_exists" });
+  return getDocument(app.db, document_id)!;
 }
 
 /** Asks for a PDF copy of a document (Office and text files). */

@@ -2,6 +2,8 @@ import assert from "node:assert/strict";
 import { ensureFolderPath } from "../../src/domain/folders.ts";
 import { createAgentKey, createPersonalKey, issueLoginToken } from "../../src/domain/keys.ts";
 import { addPerson } from "../../src/domain/people.ts";
+import { NONE_PRESET_REASON } from "../../src/domain/documents.ts";
+import { searchPassages } from "../../projections/search_index.ts";
 import { testServer } from "./_server.ts";
 import { CORPUS_DIR } from "../helpers/corpus.ts";
 
@@ -223,4 +225,43 @@ Deno.test("unknown paths, OAuth discovery and /register answer a JSON 404; the O
   const health = await (await server.fetch("/healthz")).json();
   assert.equal(health.ok, true);
   assert.equal(typeof health.log.position, "number");
+});
+
+Deno.test("process again: none takes a document out of search with its reason; basic queues it; another person's is missing", async () => {
+  const { server, ava, ava$, ben$, jsonBody } = await setup();
+  await using _ = server;
+  const bytes = await Deno.readFile(`${CORPUS_DIR}/text/markitdown-readme.md`);
+  let r = await ava$("/api/documents?name=readme.md&preset=none", { method: "POST", body: bytes });
+  const id = (await r.json()).documents[0].id;
+  await server.app.append(`document-${id}`, [{
+    type: "DocumentProcessed",
+    data: {
+      document_id: id,
+      preset: "basic",
+      page_count: 1,
+      pages_estimated: true,
+      pages: [{ page: 1, text: "MarkItDown converts files", marked: false, image_only: false }],
+    },
+    metadata: server.app.meta("test"),
+  }]);
+  const hits = () =>
+    searchPassages(server.app.db, {
+      personId: ava.person_id,
+      folderIds: [],
+      documentIds: [id],
+      query: "MarkItDown",
+      depth: 5,
+    }).length;
+  assert.equal(hits(), 1);
+  r = await ava$(`/api/documents/${id}/process`, { method: "POST", ...jsonBody({ preset: "none" }) });
+  const none = await r.json();
+  assert.equal(none.status, "not_indexed");
+  assert.equal(none.reason, NONE_PRESET_REASON);
+  assert.equal(hits(), 0);
+  r = await ava$(`/api/documents/${id}/process`, { method: "POST", ...jsonBody({ preset: "fancy" }) });
+  assert.equal(r.status, 400);
+  r = await ben$(`/api/documents/${id}/process`, { method: "POST", ...jsonBody({ preset: "basic" }) });
+  assert.equal(r.status, 404);
+  r = await ava$(`/api/documents/${id}/process`, { method: "POST", ...jsonBody({ preset: "basic" }) });
+  assert.equal((await r.json()).status, "processing");
 });

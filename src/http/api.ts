@@ -48,7 +48,11 @@ import {
 import type { Services } from "../services.ts";
 import { VERSION } from "../version.ts";
 import { errorResponse, errorToResponse, json, notFound } from "./json.ts";
+import { readBodyText } from "./read_body.ts";
 import { streamUploads } from "./uploads.ts";
+
+/** The largest JSON body the API reads. */
+const MAX_JSON_BODY = 1_000_000;
 
 /** A route's context: the request, its caller and the path's groups. */
 interface RouteContext {
@@ -544,7 +548,10 @@ export function createApi(services: Services): (request: Request) => Promise<Res
               "Send the body as JSON (Content-Type: application/json)",
             );
           }
-          const text = await readLimited(request, 1_000_000);
+          const text = await readBodyText(request, MAX_JSON_BODY);
+          if (text === null) {
+            return errorResponse(413, "too_large", `The body is too large: at most ${MAX_JSON_BODY} bytes`);
+          }
           let raw: unknown;
           try {
             raw = text === "" ? {} : JSON.parse(text);
@@ -572,22 +579,4 @@ export function createApi(services: Services): (request: Request) => Promise<Res
     }
     return notFound();
   };
-}
-
-async function readLimited(request: Request, limit: number): Promise<string> {
-  if (!request.body) return "";
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of request.body) {
-    size += chunk.byteLength;
-    if (size > limit) throw new DomainError("too_large", `The body is too large: at most ${limit} bytes`);
-    chunks.push(chunk);
-  }
-  const all = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    all.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return new TextDecoder().decode(all);
 }

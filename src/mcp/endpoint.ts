@@ -35,6 +35,7 @@ import {
 } from "./server.ts";
 import { type McpSettings, mcpSettings } from "./settings.ts";
 import type { PageViewer } from "./tools/tool.ts";
+import { readBodyText } from "../http/read_body.ts";
 
 /** What the endpoint is built from. */
 export interface McpDeps {
@@ -111,27 +112,6 @@ function isModernCandidate(header: string | null, body: unknown): boolean {
   return params?._meta?.[PROTOCOL_VERSION_META_KEY] !== undefined;
 }
 
-/** Reads a body as text, or null once it passes `limit` bytes (the rest is not read). */
-async function readBody(request: Request, limit: number): Promise<string | null> {
-  const declared = Number(request.headers.get("content-length") ?? "0");
-  if (declared > limit) return null;
-  if (!request.body) return "";
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of request.body) {
-    size += chunk.byteLength;
-    if (size > limit) return null;
-    chunks.push(chunk);
-  }
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return new TextDecoder().decode(bytes);
-}
-
 /** Builds the `/mcp` handler. */
 export function createMcpEndpoint(deps: McpDeps): (request: Request) => Promise<Response> {
   const settings = mcpSettings(deps.settings);
@@ -191,7 +171,7 @@ export function createMcpEndpoint(deps: McpDeps): (request: Request) => Promise<
         { "retry-after": String(rate.retryAfterSeconds) },
       );
     }
-    const raw = await readBody(request, settings.maxBodyBytes);
+    const raw = await readBodyText(request, settings.maxBodyBytes);
     if (raw === null) {
       return rpcError(
         413,

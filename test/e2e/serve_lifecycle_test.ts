@@ -1,21 +1,9 @@
 import assert from "node:assert/strict";
-import { tempDir } from "../helpers/temp.ts";
+import { TASK_PERMISSIONS, tempDir } from "../helpers/temp.ts";
 
 function serve(args: string[]): Deno.ChildProcess {
   return new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--allow-read",
-      "--allow-write",
-      "--allow-net",
-      "--allow-env",
-      "--allow-sys",
-      "--allow-ffi",
-      "--allow-run=soffice,libreoffice,deno",
-      new URL("../../main.ts", import.meta.url).pathname,
-      "serve",
-      ...args,
-    ],
+    args: ["run", ...TASK_PERMISSIONS, new URL("../../main.ts", import.meta.url).pathname, "serve", ...args],
     stdout: "piped",
     stderr: "piped",
     env: { NO_COLOR: "1" },

@@ -32,24 +32,24 @@ export async function tempApp(
   };
 }
 
+/** The permissions of `deno task sergo` and `deno task serve`. */
+export const TASK_PERMISSIONS = [
+  "--allow-read",
+  "--allow-write",
+  "--allow-net",
+  "--allow-env",
+  "--allow-sys",
+  "--allow-ffi",
+  "--allow-run=soffice,libreoffice,deno",
+];
+
 /** Runs the CLI in a subprocess with the project's task permissions; returns exit code and output. */
 export async function runCli(
   args: string[],
   options: { stdin?: string; env?: Record<string, string> } = {},
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   const command = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--allow-read",
-      "--allow-write",
-      "--allow-net",
-      "--allow-env",
-      "--allow-sys",
-      "--allow-ffi",
-      "--allow-run=soffice,libreoffice",
-      new URL("../../main.ts", import.meta.url).pathname,
-      ...args,
-    ],
+    args: ["run", ...TASK_PERMISSIONS, new URL("../../main.ts", import.meta.url).pathname, ...args],
     stdin: options.stdin === undefined ? "null" : "piped",
     stdout: "piped",
     stderr: "piped",

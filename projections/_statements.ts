@@ -8,6 +8,9 @@ import type { DatabaseSync, StatementSync } from "node:sqlite";
 
 const caches = new WeakMap<DatabaseSync, Map<string, StatementSync>>();
 
+/** Most statements kept per database; queries built from filters vary, so the cache is bounded. */
+const MAX_CACHED = 500;
+
 /** The prepared statement for `sql` on `db`, prepared on first use. */
 export function statement(db: DatabaseSync, sql: string): StatementSync {
   let cache = caches.get(db);
@@ -18,7 +21,7 @@ export function statement(db: DatabaseSync, sql: string): StatementSync {
   let prepared = cache.get(sql);
   if (!prepared) {
     prepared = db.prepare(sql);
-    cache.set(sql, prepared);
+    if (cache.size < MAX_CACHED) cache.set(sql, prepared);
   }
   return prepared;
 }

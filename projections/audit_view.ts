@@ -18,10 +18,11 @@
  *
  * @module
  */
-import type { DatabaseSync, SQLInputValue, StatementSync } from "node:sqlite";
+import type { DatabaseSync, SQLInputValue } from "node:sqlite";
 import type { CanRead, EventType, RecordedEvent } from "../events/types.ts";
 import { canonicalJson } from "../events/hash_chain.ts";
 import type { Projection } from "./projection.ts";
+import { statement } from "./_statements.ts";
 
 /** Who did what an entry records. */
 export type ActorKind = "person" | "agent_key" | "personal_key" | "system" | "cli" | "unknown";
@@ -159,7 +160,7 @@ export const auditView: Projection = {
   apply(db: DatabaseSync, event: RecordedEvent): void {
     const entry = describeEvent(db, event);
     if (entry.person_id === null) return;
-    stmt(
+    statement(
       db,
       `INSERT INTO audit_entries (position, hash, time, time_utc, person_id, actor, actor_kind, key_id, key_name,
          masked_key, end_user, action, details, type, stream)
@@ -183,20 +184,6 @@ export const auditView: Projection = {
     );
   },
 };
-
-const statements = new WeakMap<DatabaseSync, Map<string, StatementSync>>();
-
-/** A prepared statement, cached per database (preparing costs more than running). */
-function stmt(db: DatabaseSync, sql: string): StatementSync {
-  let cache = statements.get(db);
-  if (!cache) statements.set(db, cache = new Map());
-  let statement = cache.get(sql);
-  if (!statement) {
-    statement = db.prepare(sql);
-    if (cache.size < 200) cache.set(sql, statement);
-  }
-  return statement;
-}
 
 /** The masked form of a key value: `sgk_s_…` or `sgk_p_…` and its last 4 characters. */
 export function maskedKey(kind: "agent" | "personal", last4: string): string {
@@ -229,16 +216,16 @@ interface Described {
 /** Updates the look-up tables for one event and describes it as an entry. */
 function describeEvent(db: DatabaseSync, event: RecordedEvent): Described {
   const owner = (table: "audit_folders" | "audit_documents", column: string, id: string) =>
-    (stmt(db, `SELECT person_id FROM ${table} WHERE ${column} = ?`).get(id) as
+    (statement(db, `SELECT person_id FROM ${table} WHERE ${column} = ?`).get(id) as
       | { person_id: string }
       | undefined)
       ?.person_id ?? null;
   const doc = (id: string) =>
-    stmt(db, "SELECT person_id, name FROM audit_documents WHERE document_id = ?").get(id) as
+    statement(db, "SELECT person_id, name FROM audit_documents WHERE document_id = ?").get(id) as
       | { person_id: string; name: string }
       | undefined;
   const key = (id: string) =>
-    stmt(db, "SELECT * FROM audit_keys WHERE key_id = ?").get(id) as KeyRow | undefined;
+    statement(db, "SELECT * FROM audit_keys WHERE key_id = ?").get(id) as KeyRow | undefined;
   const keyRef = (row: KeyRow): KeyRef => ({
     key_id: row.key_id,
     name: row.name,
@@ -258,7 +245,7 @@ function describeEvent(db: DatabaseSync, event: RecordedEvent): Described {
   switch (event.type) {
     case "PersonAdded": {
       const d = event.data;
-      stmt(db, "INSERT OR REPLACE INTO audit_people (person_id, name) VALUES (?, ?)").run(
+      statement(db, "INSERT OR REPLACE INTO audit_people (person_id, name) VALUES (?, ?)").run(
         d.person_id,
         d.name,
       );
@@ -268,7 +255,7 @@ function describeEvent(db: DatabaseSync, event: RecordedEvent): Described {
       return base(event.data.person_id, "password set", {});
     case "FolderCreated": {
       const d = event.data;
-      stmt(
+      statement(
         db,
         "INSERT OR REPLACE INTO audit_folders (folder_id, person_id, parent_id, name) VALUES (?, ?, ?, ?)",
       )
@@ -281,7 +268,7 @@ function describeEvent(db: DatabaseSync, event: RecordedEvent): Described {
     case "FolderRenamed": {
       const d = event.data;
       const before = folderPath(db, d.folder_id);
-      stmt(db, "UPDATE audit_folders SET name = ? WHERE folder_id = ?").run(d.name, d.folder_id);
+      statement(db, "UPDATE audit_folders SET name = ? WHERE folder_id = ?").run(d.name, d.folder_id);
       return base(owner("audit_folders", "folder_id", d.folder_id), "folder renamed", {
         folder_id: d.folder_id,
         from: before,
@@ -291,7 +278,10 @@ function describeEvent(db: DatabaseSync, event: RecordedEvent): Described {
     case "FolderMoved": {
       const d = event.data;
       const before = folderPath(db, d.folder_id);
-      stmt(db, "UPDATE audit_folders SET parent_id = ? WHERE folder_id = ?").run(d.parent_id, d.folder_id);
+      statement(db, "UPDATE audit_folders SET parent_id = ? WHERE folder_id = ?").run(
+        d.parent_id,
+        d.folder_id,
+      );
       return base(owner("audit_folders", "folder_id", d.folder_id), "folder moved", {
         folder_id: d.folder_id,
         from: before,
@@ -307,7 +297,7 @@ function describeEvent(db: DatabaseSync, event: RecordedEvent): Described {
     }
     case "DocumentUploaded": {
       const d = event.data;
-      stmt(db, "INSERT OR REPLACE INTO audit_documents (document_id, person_id, name) VALUES (?, ?, ?)")
+      statement(db, "INSERT OR REPLACE INTO audit_documents (document_id, person_id, name) VALUES (?, ?, ?)")
         .run(
           d.document_id,
           d.person_id,
@@ -361,7 +351,7 @@ function describeEvent(db: DatabaseSync, event: RecordedEvent): Described {
       return docBase(event.data.document_id, "pdf copy failed", { reason: event.data.reason });
     case "AgentKeyCreated": {
       const d = event.data;
-      stmt(
+      statement(
         db,
         "INSERT OR REPLACE INTO audit_keys (key_id, person_id, kind, name, last4) VALUES (?, ?, 'agent', ?, ?)",
       )
@@ -385,7 +375,7 @@ function describeEvent(db: DatabaseSync, event: RecordedEvent): Described {
       if (d.name !== undefined) {
         details.name = d.name;
         if (row) {
-          stmt(db, "UPDATE audit_keys SET name = ? WHERE key_id = ?").run(d.name, d.key_id);
+          statement(db, "UPDATE audit_keys SET name = ? WHERE key_id = ?").run(d.name, d.key_id);
           rememberKeyName(db, row.person_id, d.name, d.key_id);
         }
       }
@@ -400,7 +390,7 @@ function describeEvent(db: DatabaseSync, event: RecordedEvent): Described {
       const d = event.data;
       const row = key(d.key_id);
       const oldMasked = row ? keyRef(row).masked : null;
-      if (row) stmt(db, "UPDATE audit_keys SET last4 = ? WHERE key_id = ?").run(d.last4, d.key_id);
+      if (row) statement(db, "UPDATE audit_keys SET last4 = ? WHERE key_id = ?").run(d.last4, d.key_id);
       const ref = row ? { key_id: d.key_id, name: row.name, masked: maskedKey("agent", d.last4) } : undefined;
       return {
         ...base(row?.person_id ?? null, "key rolled", {
@@ -424,7 +414,7 @@ function describeEvent(db: DatabaseSync, event: RecordedEvent): Described {
     }
     case "PersonalKeyCreated": {
       const d = event.data;
-      stmt(
+      statement(
         db,
         "INSERT OR REPLACE INTO audit_keys (key_id, person_id, kind, name, last4) VALUES (?, ?, 'personal', NULL, ?)",
       ).run(d.key_id, d.person_id, d.last4);
@@ -441,7 +431,7 @@ function describeEvent(db: DatabaseSync, event: RecordedEvent): Described {
     }
     case "LoginTokenIssued": {
       const d = event.data;
-      stmt(
+      statement(
         db,
         "INSERT OR REPLACE INTO audit_keys (key_id, person_id, kind, name, last4) VALUES (?, ?, 'login', NULL, '')",
       ).run(d.token_id, d.person_id);
@@ -469,7 +459,7 @@ function describeEvent(db: DatabaseSync, event: RecordedEvent): Described {
 }
 
 function rememberKeyName(db: DatabaseSync, personId: string, name: string, keyId: string): void {
-  stmt(db, "INSERT OR IGNORE INTO audit_key_names (person_id, name, key_id) VALUES (?, ?, ?)").run(
+  statement(db, "INSERT OR IGNORE INTO audit_key_names (person_id, name, key_id) VALUES (?, ?, ?)").run(
     personId,
     name,
     keyId,
@@ -481,17 +471,17 @@ function resolveActor(db: DatabaseSync, actor: string | undefined): { label: str
   if (actor === undefined || actor === "") return { label: "unknown", kind: "unknown" };
   if (actor === "system" || actor === "cli") return { label: actor, kind: actor };
   const id = actor.replace(/^(person|key|token)[-:]/, "");
-  const person = stmt(db, "SELECT name FROM audit_people WHERE person_id = ?").get(id) as
+  const person = statement(db, "SELECT name FROM audit_people WHERE person_id = ?").get(id) as
     | { name: string }
     | undefined;
   if (person) return { label: person.name, kind: "person" };
-  const key = stmt(db, "SELECT * FROM audit_keys WHERE key_id = ?").get(id) as KeyRow | undefined;
+  const key = statement(db, "SELECT * FROM audit_keys WHERE key_id = ?").get(id) as KeyRow | undefined;
   if (key?.kind === "agent") {
     return { label: `${maskedKey("agent", key.last4)} (${key.name})`, kind: "agent_key" };
   }
   if (key?.kind === "personal") return { label: maskedKey("personal", key.last4), kind: "personal_key" };
   if (key?.kind === "login") {
-    const owner = stmt(db, "SELECT name FROM audit_people WHERE person_id = ?").get(key.person_id) as
+    const owner = statement(db, "SELECT name FROM audit_people WHERE person_id = ?").get(key.person_id) as
       | { name: string }
       | undefined;
     if (owner) return { label: owner.name, kind: "person" };
@@ -503,9 +493,9 @@ function resolveActor(db: DatabaseSync, actor: string | undefined): { label: str
 function folderPath(db: DatabaseSync, folderId: string): string | null {
   const names: string[] = [];
   let id: string | null = folderId;
-  const statement = stmt(db, "SELECT parent_id, name FROM audit_folders WHERE folder_id = ?");
+  const parentOf = statement(db, "SELECT parent_id, name FROM audit_folders WHERE folder_id = ?");
   for (let depth = 0; id !== null && depth < 256; depth++) {
-    const row = statement.get(id) as { parent_id: string | null; name: string } | undefined;
+    const row = parentOf.get(id) as { parent_id: string | null; name: string } | undefined;
     if (!row) return names.length === 0 ? null : names.reverse().join("/");
     names.push(row.name);
     id = row.parent_id;
@@ -514,7 +504,7 @@ function folderPath(db: DatabaseSync, folderId: string): string | null {
 }
 
 function describeCanRead(db: DatabaseSync, canRead: CanRead): { folders: string[]; documents: string[] } {
-  const file = stmt(db, "SELECT name FROM audit_documents WHERE document_id = ?");
+  const file = statement(db, "SELECT name FROM audit_documents WHERE document_id = ?");
   return {
     folders: canRead.folders.map((id) => folderPath(db, id) ?? id),
     documents: canRead.documents.map((id) => (file.get(id) as { name: string } | undefined)?.name ?? id),
@@ -557,7 +547,7 @@ export function auditWhere(
   }
   let keyIds: string[] | null = null;
   if (filters.keyName !== undefined) {
-    const rows = stmt(
+    const rows = statement(
       db,
       "SELECT key_id FROM audit_key_names WHERE person_id = ? AND name = ? ORDER BY key_id",
     )
@@ -633,7 +623,7 @@ export function queryAudit(db: DatabaseSync, filters: AuditFilters): AuditPage {
   }
   sql += " ORDER BY position DESC LIMIT ?";
   values.push(limit + 1);
-  const rows = stmt(db, sql).all(...values) as unknown as AuditRow[];
+  const rows = statement(db, sql).all(...values) as unknown as AuditRow[];
   const entries = rows.slice(0, limit).map(toAuditEntry);
   const last = entries[entries.length - 1];
   return rows.length > limit && last ? { entries, next_before: last.position } : { entries };
@@ -641,7 +631,9 @@ export function queryAudit(db: DatabaseSync, filters: AuditFilters): AuditPage {
 
 /** The position up to which the audit view has applied the log (0 before any). */
 export function auditViewPosition(db: DatabaseSync): number {
-  const row = stmt(db, "SELECT position FROM projection_checkpoints WHERE name = ?").get(auditView.name) as
+  const row = statement(db, "SELECT position FROM projection_checkpoints WHERE name = ?").get(
+    auditView.name,
+  ) as
     | { position: number }
     | undefined;
   return row?.position ?? 0;

@@ -23,12 +23,13 @@
  *
  * @module
  */
-import type { DatabaseSync, SQLInputValue, StatementSync } from "node:sqlite";
+import type { DatabaseSync, SQLInputValue } from "node:sqlite";
 import type { EventType, RecordedEvent } from "../events/types.ts";
 import type { Projection } from "./projection.ts";
 import { MAX_PASSAGE_CHARS, type PassageDraft, passagesOf } from "./_passages.ts";
 import { queryTerms, quoteTerm, termExpression } from "./_search_terms.ts";
 import { foldText } from "./_text_folding.ts";
+import { statement } from "./_statements.ts";
 
 export { MAX_PASSAGE_CHARS };
 
@@ -518,21 +519,4 @@ function documentToken(documentId: string): string {
 
 function digits(id: string): string {
   return [...new TextEncoder().encode(id)].map((byte) => String(byte).padStart(3, "0")).join("");
-}
-
-const statements = new WeakMap<DatabaseSync, Map<string, StatementSync>>();
-
-/** A prepared statement, cached per database. */
-function statement(db: DatabaseSync, sql: string): StatementSync {
-  let cache = statements.get(db);
-  if (!cache) {
-    cache = new Map();
-    statements.set(db, cache);
-  }
-  let prepared = cache.get(sql);
-  if (!prepared) {
-    prepared = db.prepare(sql);
-    cache.set(sql, prepared);
-  }
-  return prepared;
 }

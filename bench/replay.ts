@@ -21,7 +21,7 @@ import { openProjector } from "../projections/projector.ts";
 import { removeDatabase, replayInto } from "../projections/replay.ts";
 import { searchIndexProjection } from "../projections/search_index.ts";
 import { foldText } from "../projections/_text_folding.ts";
-import { rawReplay, scopeTokens } from "./_replay_baseline.ts";
+import { openProjectionTables, rawReplay, scopeTokens } from "./_replay_baseline.ts";
 import { ensureReplayData, processedPositions, type ReplayData } from "./_replay_data.ts";
 import { printRow, ratioRow, round } from "./_table.ts";
 
@@ -226,14 +226,7 @@ function ftsRows(passages: TableRows): TableRows {
 /** Inserts the rows into a fresh database, one transaction per batch; returns the ms it took. */
 function insertRows(path: string, rows: TableRows[], projections: readonly Projection[]): number {
   const started = performance.now();
-  const db = new DatabaseSync(path);
-  db.exec("PRAGMA busy_timeout = 10000");
-  db.exec("PRAGMA journal_mode = WAL");
-  db.exec("PRAGMA synchronous = NORMAL");
-  db.exec("PRAGMA foreign_keys = OFF");
-  db.exec("BEGIN");
-  for (const projection of projections) projection.init(db);
-  db.exec("COMMIT");
+  const db = openProjectionTables(path, projections);
   const statements = rows.map((table) =>
     db.prepare(
       `INSERT INTO "${table.table}" (${table.columns.map((c) => `"${c}"`).join(", ")}) VALUES (${

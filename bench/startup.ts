@@ -308,20 +308,12 @@ export async function benchStartup(opts: { quick: boolean }): Promise<Record<str
   let rebuilt = false;
   // The task's own environment, and no rate limit: the load is one key's.
   const env = { ...(await taskEnv("serve")), SERGO_RATE_LIMIT: "1000000", SERGO_RATE_BURST: "1000000" };
+  const serveArgs = ["run", ...serveFlags, "main.ts", "serve", "--data", dir, "--port", "0"];
   for (let run = 0; run < runs; run++) {
     const bare = await startAndWaitHealthy(["run", "--allow-net", bareScript]);
     bareMs.push(bare.healthyMs);
     await stop(bare.child);
-    const sergo = await startAndWaitHealthy([
-      "run",
-      ...serveFlags,
-      "main.ts",
-      "serve",
-      "--data",
-      dir,
-      "--port",
-      "0",
-    ], env);
+    const sergo = await startAndWaitHealthy(serveArgs, env);
     sergoMs.push(sergo.healthyMs);
     if (/rebuilding projections/i.test(sergo.output)) rebuilt = true;
     await stop(sergo.child);
@@ -330,16 +322,7 @@ export async function benchStartup(opts: { quick: boolean }): Promise<Record<str
   const bareStartMs = percentile(bareMs, 0.5);
 
   // Memory: searches under load through /mcp.
-  const server = await startAndWaitHealthy([
-    "run",
-    ...serveFlags,
-    "main.ts",
-    "serve",
-    "--data",
-    dir,
-    "--port",
-    "0",
-  ], env);
+  const server = await startAndWaitHealthy(serveArgs, env);
   const pid = serverPid(server.child);
   const queries = await benchQueries(300);
   let memory: Record<string, unknown>;

@@ -512,7 +512,10 @@ function describeCanRead(db: DatabaseSync, canRead: CanRead): { folders: string[
 }
 
 /** Normalises an ISO time to UTC `toISOString()` form, so times compare as text. */
+const UTC_ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
 function utcTime(time: string): string {
+  if (UTC_ISO.test(time)) return time; // already what toISOString() gives
   const ms = Date.parse(time);
   return Number.isNaN(ms) ? time : new Date(ms).toISOString();
 }

@@ -48,10 +48,41 @@ export interface WriteItem {
   expectedVersion: ExpectedVersion;
 }
 
-/** What became of one append: its recorded events, or the conflict that refused it. */
+/** Where one appended event landed: what the log added to it. */
+export interface EventStamp {
+  position: number;
+  stream_version: number;
+  prev_hash: string;
+  hash: string;
+}
+
+/**
+ * What became of one append: where its events landed, or the conflict that
+ * refused it. Only the stamps come back (not the events), so the writer
+ * thread does not send every event's data back to the thread that has it.
+ */
 export type WriteOutcome =
-  | { ok: true; events: RecordedEvent[]; streamVersion: number }
+  | { ok: true; stamps: EventStamp[]; streamVersion: number }
   | { ok: false; stream: string; expected: ExpectedVersion; actual: number | null };
+
+/** The recorded events of an append that was written: its events with their stamps. */
+export function recordedEvents(item: WriteItem, stamps: readonly EventStamp[]): RecordedEvent[] {
+  return item.events.map((event, i) => {
+    const stamp = stamps[i]!;
+    return {
+      ...event,
+      position: stamp.position,
+      stream: item.stream,
+      stream_version: stamp.stream_version,
+      type: event.type,
+      schema_version: EVENT_VERSIONS[event.type],
+      data: event.data,
+      metadata: event.metadata,
+      prev_hash: stamp.prev_hash,
+      hash: stamp.hash,
+    } as RecordedEvent;
+  });
+}
 
 const prepared = new WeakMap<DatabaseSync, Map<string, StatementSync>>();
 
@@ -101,7 +132,7 @@ export function writeBatch(db: DatabaseSync, items: readonly WriteItem[]): Write
         outcomes.push({ ok: false, stream: item.stream, expected, actual: current });
         continue;
       }
-      const recorded: RecordedEvent[] = [];
+      const stamps: EventStamp[] = [];
       item.events.forEach((event, i) => {
         position++;
         const fields = {
@@ -125,10 +156,10 @@ export function writeBatch(db: DatabaseSync, items: readonly WriteItem[]): Write
           prevHash,
           hash,
         );
-        recorded.push({ ...event, ...fields, prev_hash: prevHash, hash } as RecordedEvent);
+        stamps.push({ position, stream_version: fields.stream_version, prev_hash: prevHash, hash });
         prevHash = hash;
       });
-      outcomes.push({ ok: true, events: recorded, streamVersion: to });
+      outcomes.push({ ok: true, stamps, streamVersion: to });
     }
     db.exec("COMMIT");
   } catch (error) {

@@ -7,7 +7,13 @@
 import type { DatabaseSync, StatementSync } from "node:sqlite";
 import { setImmediate } from "node:timers";
 import { type ChainVerdict, GENESIS_HASH, type StoredRow, verifyRows } from "./hash_chain.ts";
-import { openLogDatabase, writeBatch, type WriteItem, type WriteOutcome } from "./_write_batch.ts";
+import {
+  openLogDatabase,
+  recordedEvents,
+  writeBatch,
+  type WriteItem,
+  type WriteOutcome,
+} from "./_write_batch.ts";
 import type { WriterRequest, WriterResponse } from "./_writer_thread.ts";
 import {
   type AppendOptions,
@@ -187,8 +193,9 @@ export class SqliteEventStore implements EventStore {
     batch.forEach((item, i) => {
       const outcome = outcomes[i]!;
       if (outcome.ok) {
-        committed.push(...outcome.events);
-        item.resolve({ events: outcome.events, streamVersion: outcome.streamVersion });
+        const events = recordedEvents(items[i]!, outcome.stamps);
+        committed.push(...events);
+        item.resolve({ events, streamVersion: outcome.streamVersion });
       } else {
         item.reject(new ConcurrencyError(outcome.stream, outcome.expected, outcome.actual));
       }

@@ -170,15 +170,19 @@ export const keyScopes: Projection = {
 
 /** Finds the credential with this sha256, if it exists and has not expired at `now`. */
 export function findCredential(db: DatabaseSync, hash: string, now: Date): Credential | undefined {
-  const row = statement(db, "SELECT kind, id, person_id, last4, expires_at FROM key_values WHERE hash = ?")
-    .get(
-      hash,
-    ) as
-      | Credential
-      | undefined;
-  if (!row) return undefined;
-  if (row.expires_at !== null && Date.parse(row.expires_at) <= now.getTime()) return undefined;
-  return row;
+  const row = credentialByHash(db, hash);
+  return row && usableAt(row, now) ? row : undefined;
+}
+
+/** The credential with this sha256, expired or not. */
+export function credentialByHash(db: DatabaseSync, hash: string): Credential | undefined {
+  return statement(db, "SELECT kind, id, person_id, last4, expires_at FROM key_values WHERE hash = ?")
+    .get(hash) as Credential | undefined;
+}
+
+/** Whether a credential still works at `now` (an old value of a rolled key works until it expires). */
+export function usableAt(credential: Credential, now: Date): boolean {
+  return credential.expires_at === null || Date.parse(credential.expires_at) > now.getTime();
 }
 
 interface RawAgentKey extends Omit<AgentKey, "can_read" | "last4"> {

@@ -7,6 +7,7 @@
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import type { EventStore } from "../events/store.ts";
 import type { RecordedEvent } from "../events/types.ts";
+import { noteApplied } from "./changes.ts";
 import type { Projection } from "./projection.ts";
 
 /** Options of {@linkcode openProjector}. */
@@ -104,17 +105,23 @@ export class Projector {
     const setCheckpoint = this.#applyDb.prepare(
       "INSERT INTO projection_checkpoints (name, position) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET position = excluded.position",
     );
+    const changed: string[] = [];
     this.db.exec("BEGIN IMMEDIATE");
     try {
       this.#readCheckpoints();
       for (const projection of this.#projections) {
         const from = this.#checkpoints.get(projection.name) ?? 0;
         if (from >= last) continue;
-        const handles = new Set<string>(projection.handles);
+        const handles = this.#handles(projection);
+        let count = 0;
         for (const event of events) {
           if (event.position <= from) continue;
-          if (handles.has(event.type)) projection.apply(this.#applyDb, event);
+          if (handles.has(event.type)) {
+            projection.apply(this.#applyDb, event);
+            count++;
+          }
         }
+        if (count > 0) changed.push(projection.name);
         setCheckpoint.run(projection.name, last);
       }
       this.db.exec("COMMIT");
@@ -130,6 +137,15 @@ export class Projector {
     for (const projection of this.#projections) {
       this.#checkpoints.set(projection.name, Math.max(last, this.#checkpoints.get(projection.name) ?? 0));
     }
+    for (const name of changed) noteApplied(this.db, name);
+  }
+
+  #handlesByProjection = new Map<string, ReadonlySet<string>>();
+
+  #handles(projection: Projection): ReadonlySet<string> {
+    let handles = this.#handlesByProjection.get(projection.name);
+    if (!handles) this.#handlesByProjection.set(projection.name, handles = new Set(projection.handles));
+    return handles;
   }
 
   /** Reads every checkpoint from the database (another process may have moved them). */

@@ -5,7 +5,13 @@
  * @module
  */
 import type { DatabaseSync } from "node:sqlite";
-import { type AgentKey, findCredential, getAgentKey } from "../../projections/key_scopes.ts";
+import {
+  type AgentKey,
+  type Credential,
+  credentialByHash,
+  getAgentKey,
+  usableAt,
+} from "../../projections/key_scopes.ts";
 import { hashSecret, maskKey, parseSecret } from "./key_format.ts";
 
 /** The answers of `/mcp` authentication, word for word from the reference. */
@@ -69,9 +75,25 @@ export function authErrorResponse(
   });
 }
 
+/** Where authentication looks keys up: the projections, or a cache of them (see `src/mcp/read_cache.ts`). */
+export interface KeyLookup {
+  /** The credential with this sha256, expired or not. */
+  credential(hash: string): Credential | undefined;
+  /** An agent key by id. */
+  agentKey(keyId: string): AgentKey | undefined;
+}
+
+/** Looks keys up in the projections on every call. */
+export function directKeyLookup(db: DatabaseSync): KeyLookup {
+  return {
+    credential: (hash) => credentialByHash(db, hash),
+    agentKey: (keyId) => getAgentKey(db, keyId),
+  };
+}
+
 /** Authenticates an agent key from the `Authorization` header at `now`. */
 export function authenticateAgentKey(
-  db: DatabaseSync,
+  lookup: KeyLookup,
   authorization: string | null,
   now: Date,
 ): McpAuthResult {
@@ -79,7 +101,8 @@ export function authenticateAgentKey(
   if (value === null) return { ok: false, response: authErrorResponse(MCP_AUTH_ERRORS.noAuth, false) };
   const form = parseSecret(value);
   if (!form.valid) return { ok: false, response: authErrorResponse(MCP_AUTH_ERRORS.malformed, true) };
-  const credential = findCredential(db, hashSecret(value), now);
+  const found = lookup.credential(hashSecret(value));
+  const credential = found && usableAt(found, now) ? found : undefined;
   if (!credential) return { ok: false, response: authErrorResponse(MCP_AUTH_ERRORS.unknown, true) };
   if (credential.kind === "login") {
     return { ok: false, response: authErrorResponse(MCP_AUTH_ERRORS.loginToken, true) };
@@ -87,7 +110,7 @@ export function authenticateAgentKey(
   if (credential.kind === "personal") {
     return { ok: false, response: authErrorResponse(MCP_AUTH_ERRORS.personalKey, true) };
   }
-  const key = getAgentKey(db, credential.id);
+  const key = lookup.agentKey(credential.id);
   if (!key) return { ok: false, response: authErrorResponse(MCP_AUTH_ERRORS.unknown, true) };
   return { ok: true, key, maskedKey: maskKey("agent", credential.last4) };
 }

@@ -33,6 +33,7 @@ import {
   requestAuthInfo,
   type RequestContext,
 } from "./server.ts";
+import { ReadCache } from "./read_cache.ts";
 import { type McpSettings, mcpSettings } from "./settings.ts";
 import type { PageViewer } from "./tools/tool.ts";
 import { readBodyText } from "../http/read_body.ts";
@@ -121,6 +122,7 @@ export function createMcpEndpoint(deps: McpDeps): (request: Request) => Promise<
     now: deps.now ?? (() => new Date()),
     settings,
     pageViews: deps.pageViews,
+    cache: new ReadCache(deps.db),
   };
   const limiter = new RateLimiter(settings.rateLimitPerSecond, settings.rateLimitBurst);
   let modern: McpHttpHandler | null = null;
@@ -138,7 +140,8 @@ export function createMcpEndpoint(deps: McpDeps): (request: Request) => Promise<
       return rpcError(403, -32000, `Origin '${request.headers.get("origin")}' may not call this server.`);
     }
     const now = core.now();
-    const auth = authenticateAgentKey(core.db, request.headers.get("authorization"), now);
+    core.cache.refresh();
+    const auth = authenticateAgentKey(core.cache, request.headers.get("authorization"), now);
     if (!auth.ok) return auth.response;
     if (!isJsonContentType(request.headers.get("content-type"))) {
       return rpcError(415, -32000, "Send the request body as JSON, with Content-Type: application/json.");

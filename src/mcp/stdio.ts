@@ -8,6 +8,7 @@
  * @module
  */
 import { authenticateAgentKey } from "../auth/mcp_auth.ts";
+import { ReadCache } from "./read_cache.ts";
 import type { Caller } from "./audit.ts";
 import type { McpDeps } from "./endpoint.ts";
 import {
@@ -50,9 +51,11 @@ export async function serveStdio(deps: McpDeps, keyValue: string, streams?: Stdi
     now: deps.now ?? (() => new Date()),
     settings: mcpSettings(deps.settings),
     pageViews: deps.pageViews,
+    cache: new ReadCache(deps.db),
   };
   const authorization = `Bearer ${keyValue.trim()}`;
-  const first = authenticateAgentKey(core.db, authorization, core.now());
+  core.cache.refresh();
+  const first = authenticateAgentKey(core.cache, authorization, core.now());
   if (!first.ok) throw new StdioKeyError(`The key does not work: ${await authMessage(first.response)}`);
   const input = streams?.input ?? Deno.stdin.readable;
   const output = streams?.output ?? Deno.stdout.writable;
@@ -94,7 +97,8 @@ async function answerLine(
     m !== null && typeof m === "object" && typeof (m as JsonRpcMessage).method === "string"
   );
   if (!messages.some(isRequest)) return;
-  const auth = authenticateAgentKey(core.db, authorization, core.now());
+  core.cache.refresh();
+  const auth = authenticateAgentKey(core.cache, authorization, core.now());
   if (!auth.ok) {
     const message = await authMessage(auth.response);
     for (const m of messages.filter(isRequest)) await write(errorLine(m.id, -32001, message));

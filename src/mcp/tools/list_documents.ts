@@ -68,12 +68,17 @@ function run(context: ToolContext, args: Arguments): ToolOutcome {
   return { result: textResult(JSON.stringify(body)), details: { ...details, count: items.length, total } };
 }
 
+/** Arguments up to this long (as JSON) have their listing remembered while the catalogue is unchanged. */
+const REMEMBERED_ARGUMENTS_CHARS = 1_000;
+
 /** The `list_documents` tool. */
 export const listDocumentsTool: Tool = {
   name: "list_documents",
   run(context, args) {
     try {
-      return run(context, args);
+      const id = JSON.stringify(args);
+      if (id.length > REMEMBERED_ARGUMENTS_CHARS) return run(context, args);
+      return context.remember(`list_documents ${id}`, () => run(context, args));
     } catch (error) {
       if (error instanceof ArgumentError) {
         return {

@@ -34,6 +34,11 @@ export interface ToolContext {
   scope: KeyScope;
   settings: McpSettings;
   pageViews?: PageViewer;
+  /**
+   * Computes a value from the catalogue and this key alone, or hands back the
+   * one computed before while neither changed (see `src/mcp/read_cache.ts`).
+   */
+  remember<T>(id: string, compute: () => T): T;
 }
 
 /** A tool's answer and what the audit entry says about it. */

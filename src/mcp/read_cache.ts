@@ -1,0 +1,125 @@
+/**
+ * What every MCP call reads before its tool runs — the key behind the
+ * credential, the key's scope, its server's texts, a listing — kept between
+ * calls while the catalogue and the key scopes are unchanged
+ * (`projections/changes.ts`). Every look-up checks whether this process
+ * applied a change to them; requests also check (at most once a millisecond)
+ * whether another process — a CLI command sharing the projections file — did. Either empties
+ * the cache, so a key that was deleted, rolled, renamed or given other
+ * folders, or a folder renamed or moved, or a document added, shows on the
+ * next call exactly as it would without the cache. Expiry is checked on
+ * every call. Credentials are cached by their sha256, never by their value.
+ *
+ * @module
+ */
+import type { DatabaseSync } from "node:sqlite";
+import { appliedCount, dataVersion } from "../../projections/changes.ts";
+import {
+  type AgentKey,
+  type Credential,
+  credentialByHash,
+  getAgentKey,
+} from "../../projections/key_scopes.ts";
+import type { KeyLookup } from "../auth/mcp_auth.ts";
+import { type KeyScope, keyScope } from "./scope.ts";
+
+/** The projections whose rows the cached values come from. */
+const SOURCES = ["catalogue", "key_scopes"] as const;
+
+/** Entries kept per kind; past this, that kind starts over. */
+const MAX_ENTRIES = 10_000;
+/** How often a request checks for other processes' changes, at most. */
+const RECHECK_MS = 1;
+/** Values kept per key (a scope, texts, listings for different arguments); past this, they start over. */
+const MAX_PER_KEY = 64;
+
+/** A cache of what calls read again and again, exact as long as its sources are unchanged. */
+export class ReadCache implements KeyLookup {
+  readonly #db: DatabaseSync;
+  #applied = -1;
+  #dataVersion = -1;
+  #checkedAt = -Infinity;
+  readonly #credentials = new Map<string, Credential>();
+  readonly #keys = new Map<string, AgentKey>();
+  /** Values computed for a key object (a key object read under an older stamp keeps its own). */
+  #perKey = new WeakMap<AgentKey, Map<string, unknown>>();
+
+  constructor(db: DatabaseSync) {
+    this.#db = db;
+  }
+
+  /**
+   * Starts a request: empties the cache if another connection committed to
+   * the projections since the last check. Checked at most once a millisecond
+   * (the check costs more than the rest of a cached look-up), so another
+   * process's change — a CLI command's — shows within a millisecond.
+   */
+  refresh(): void {
+    const now = performance.now();
+    if (now - this.#checkedAt < RECHECK_MS) return;
+    this.#checkedAt = now;
+    const version = dataVersion(this.#db);
+    if (version === this.#dataVersion) return;
+    this.#dataVersion = version;
+    this.#clear();
+  }
+
+  /** Empties the cache when this process changed the catalogue or the key scopes since the last look-up. */
+  #fresh(): void {
+    const applied = appliedCount(this.#db, SOURCES);
+    if (applied === this.#applied) return;
+    this.#applied = applied;
+    this.#clear();
+  }
+
+  #clear(): void {
+    this.#credentials.clear();
+    this.#keys.clear();
+    this.#perKey = new WeakMap();
+  }
+
+  /** The credential with this sha256, expired or not; unknown hashes are not kept. */
+  credential(hash: string): Credential | undefined {
+    this.#fresh();
+    const hit = this.#credentials.get(hash);
+    if (hit) return hit;
+    const found = credentialByHash(this.#db, hash);
+    if (found) keep(this.#credentials, hash, found);
+    return found;
+  }
+
+  /** An agent key by id. */
+  agentKey(keyId: string): AgentKey | undefined {
+    this.#fresh();
+    const hit = this.#keys.get(keyId);
+    if (hit) return hit;
+    const found = getAgentKey(this.#db, keyId);
+    if (found) keep(this.#keys, keyId, found);
+    return found;
+  }
+
+  /** What a key can see now. */
+  scope(key: AgentKey): KeyScope {
+    return this.forKey(key, "scope", () => keyScope(this.#db, key));
+  }
+
+  /**
+   * A value computed from a key and the catalogue alone (such as its server's
+   * texts), kept under `kind` while the catalogue and key scopes are unchanged.
+   */
+  forKey<T>(key: AgentKey, kind: string, compute: () => T): T {
+    this.#fresh();
+    let values = this.#perKey.get(key);
+    if (!values) this.#perKey.set(key, values = new Map());
+    if (values.has(kind)) return values.get(kind) as T;
+    const value = compute();
+    if (values.size >= MAX_PER_KEY) values.clear();
+    values.set(kind, value);
+    return value;
+  }
+}
+
+function keep<V>(map: Map<string, V>, id: string, value: V): void {
+  if (map.size >= MAX_ENTRIES) map.clear();
+  map.set(id, value);
+}

@@ -14,12 +14,22 @@ export function canonicalJson(value: unknown): string {
     return JSON.stringify(value);
   }
   if (typeof value === "string") return JSON.stringify(value);
-  if (Array.isArray(value)) return `[${value.map((item) => canonicalJson(item ?? null)).join(",")}]`;
+  if (Array.isArray(value)) {
+    let out = "[";
+    for (let i = 0; i < value.length; i++) out += (i > 0 ? "," : "") + canonicalJson(value[i] ?? null);
+    return `${out}]`;
+  }
   if (typeof value === "object") {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
+    const object = value as Record<string, unknown>;
+    // The default sort compares UTF-16 code units, as RFC 8785 asks.
+    const keys = Object.keys(object).sort();
+    let out = "{";
+    for (const key of keys) {
+      const member = object[key];
+      if (member === undefined) continue;
+      out += `${out.length > 1 ? "," : ""}${JSON.stringify(key)}:${canonicalJson(member)}`;
+    }
+    return `${out}}`;
   }
   throw new TypeError(`Cannot serialise a value of type ${typeof value}`);
 }

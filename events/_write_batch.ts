@@ -48,39 +48,48 @@ export interface WriteItem {
   expectedVersion: ExpectedVersion;
 }
 
-/** Where one appended event landed: what the log added to it. */
-export interface EventStamp {
-  position: number;
-  stream_version: number;
-  prev_hash: string;
-  hash: string;
+/**
+ * Where an append's events landed: the first one's position and the hash
+ * before it, then every event's hash (64 hex characters each, in order).
+ * Positions and stream versions follow one another.
+ */
+export interface AppendStamp {
+  firstPosition: number;
+  prevHash: string;
+  hashes: string;
 }
 
 /**
  * What became of one append: where its events landed, or the conflict that
- * refused it. Only the stamps come back (not the events), so the writer
+ * refused it. Only the stamp comes back (not the events), so the writer
  * thread does not send every event's data back to the thread that has it.
  */
 export type WriteOutcome =
-  | { ok: true; stamps: EventStamp[]; streamVersion: number }
+  | { ok: true; stamp: AppendStamp; streamVersion: number }
   | { ok: false; stream: string; expected: ExpectedVersion; actual: number | null };
 
-/** The recorded events of an append that was written: its events with their stamps. */
-export function recordedEvents(item: WriteItem, stamps: readonly EventStamp[]): RecordedEvent[] {
+const HASH_CHARS = 64;
+
+/** The recorded events of an append that was written: its events with their stamp. */
+export function recordedEvents(item: WriteItem, stamp: AppendStamp, streamVersion: number): RecordedEvent[] {
+  const firstVersion = streamVersion - item.events.length + 1;
+  let prevHash = stamp.prevHash;
   return item.events.map((event, i) => {
-    const stamp = stamps[i]!;
-    return {
+    const hash = stamp.hashes.slice(i * HASH_CHARS, (i + 1) * HASH_CHARS);
+    const recorded = {
       ...event,
-      position: stamp.position,
+      position: stamp.firstPosition + i,
       stream: item.stream,
-      stream_version: stamp.stream_version,
+      stream_version: firstVersion + i,
       type: event.type,
       schema_version: EVENT_VERSIONS[event.type],
       data: event.data,
       metadata: event.metadata,
-      prev_hash: stamp.prev_hash,
-      hash: stamp.hash,
+      prev_hash: prevHash,
+      hash,
     } as RecordedEvent;
+    prevHash = hash;
+    return recorded;
   });
 }
 
@@ -132,7 +141,7 @@ export function writeBatch(db: DatabaseSync, items: readonly WriteItem[]): Write
         outcomes.push({ ok: false, stream: item.stream, expected, actual: current });
         continue;
       }
-      const stamps: EventStamp[] = [];
+      const stamp: AppendStamp = { firstPosition: position + 1, prevHash, hashes: "" };
       item.events.forEach((event, i) => {
         position++;
         const fields = {
@@ -156,10 +165,10 @@ export function writeBatch(db: DatabaseSync, items: readonly WriteItem[]): Write
           prevHash,
           hash,
         );
-        stamps.push({ position, stream_version: fields.stream_version, prev_hash: prevHash, hash });
+        stamp.hashes += hash;
         prevHash = hash;
       });
-      outcomes.push({ ok: true, stamps, streamVersion: to });
+      outcomes.push({ ok: true, stamp, streamVersion: to });
     }
     db.exec("COMMIT");
   } catch (error) {

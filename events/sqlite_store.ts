@@ -193,7 +193,7 @@ export class SqliteEventStore implements EventStore {
     batch.forEach((item, i) => {
       const outcome = outcomes[i]!;
       if (outcome.ok) {
-        const events = recordedEvents(items[i]!, outcome.stamps);
+        const events = recordedEvents(items[i]!, outcome.stamp, outcome.streamVersion);
         committed.push(...events);
         item.resolve({ events, streamVersion: outcome.streamVersion });
       } else {

@@ -7,6 +7,7 @@
  * @module
  */
 import { extractDocument } from "./extract.ts";
+import { loadPdfjs } from "./_pdfjs.ts";
 import { encodeFrame, FrameReader } from "./_frames.ts";
 import { ProcessingError } from "./processing_error.ts";
 
@@ -16,6 +17,9 @@ console.log =
   console.warn =
   console.debug =
     () => {};
+
+// pdf.js (and its patched worker module) loads while the first document is on its way.
+loadPdfjs().catch(() => {});
 
 const encoder = new TextEncoder();
 const frames = new FrameReader(Deno.stdin.readable);

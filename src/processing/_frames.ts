@@ -16,32 +16,52 @@ export function encodeFrame(payload: Uint8Array): Uint8Array {
 /** Reads frames from a stream, one at a time; `undefined` when the stream ends. */
 export class FrameReader {
   #reader: ReadableStreamDefaultReader<Uint8Array>;
-  #buffer = new Uint8Array(0);
+  /** Chunks read and not consumed yet, the first one from `#offset` on. */
+  #chunks: Uint8Array[] = [];
+  #offset = 0;
+  #buffered = 0;
 
   constructor(stream: ReadableStream<Uint8Array>) {
     this.#reader = stream.getReader();
   }
 
+  /** Reads until `size` bytes are buffered (chunks are kept as they come: no copy per chunk). */
   async #fill(size: number): Promise<boolean> {
-    while (this.#buffer.length < size) {
+    while (this.#buffered < size) {
       const { value, done } = await this.#reader.read();
       if (done) return false;
-      const next = new Uint8Array(this.#buffer.length + value.length);
-      next.set(this.#buffer);
-      next.set(value, this.#buffer.length);
-      this.#buffer = next;
+      this.#chunks.push(value);
+      this.#buffered += value.length;
     }
     return true;
+  }
+
+  /** Takes `size` buffered bytes, copying them once. */
+  #take(size: number): Uint8Array {
+    const out = new Uint8Array(size);
+    let filled = 0;
+    while (filled < size) {
+      const chunk = this.#chunks[0]!;
+      const part = Math.min(size - filled, chunk.length - this.#offset);
+      out.set(chunk.subarray(this.#offset, this.#offset + part), filled);
+      filled += part;
+      this.#offset += part;
+      if (this.#offset === chunk.length) {
+        this.#chunks.shift();
+        this.#offset = 0;
+      }
+    }
+    this.#buffered -= size;
+    return out;
   }
 
   /** The next frame's payload. */
   async next(): Promise<Uint8Array | undefined> {
     if (!(await this.#fill(4))) return undefined;
-    const size = new DataView(this.#buffer.buffer, this.#buffer.byteOffset).getUint32(0);
-    if (!(await this.#fill(4 + size))) return undefined;
-    const payload = this.#buffer.slice(4, 4 + size);
-    this.#buffer = this.#buffer.slice(4 + size);
-    return payload;
+    const header = this.#take(4);
+    const size = new DataView(header.buffer).getUint32(0);
+    if (!(await this.#fill(size))) return undefined;
+    return this.#take(size);
   }
 
   /** Stops reading. */

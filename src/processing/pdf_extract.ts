@@ -1,6 +1,7 @@
 /**
  * PDF text by page (pdf.js), with lines rebuilt from item positions and Basic marks
- * computed from each page's operator list.
+ * computed from what each page draws: seen during the text pass itself (see
+ * `_pdfjs.ts`), or from the page's operator list where pdf.js could not be patched.
  *
  * @module
  */
@@ -15,7 +16,14 @@ import {
   PDF_TINY_PATH_FRACTION,
 } from "./basic_rules.ts";
 import type { ExtractResult } from "./extract_result.ts";
-import { loadPdfjs, PDFJS_DATA } from "./_pdfjs.ts";
+import {
+  directWorker,
+  loadPdfjs,
+  PDFJS_DATA,
+  TEXT_OPERATOR_HOOK,
+  type TextOperatorHook,
+  textOperatorsHooked,
+} from "./_pdfjs.ts";
 import { ProcessingError, toProcessingError } from "./processing_error.ts";
 
 /** A positioned run of text as pdf.js reports it. */
@@ -188,6 +196,208 @@ export function analyseOperators(
   return drawing;
 }
 
+/**
+ * Follows a page's content-stream operators as the text pass reads them (the
+ * graphics state, with its CTM, comes from pdf.js) and adds up what the page
+ * draws, as {@linkcode analyseOperators} does from an operator list: pictures
+ * placed (XObject images and inline images) and how much of the page each
+ * covers, painted paths larger than a speck, text shown visibly or invisibly.
+ */
+export class DrawingTracker {
+  readonly drawing: PageDrawing = {
+    largestPicture: 0,
+    largestFigure: 0,
+    visibleTextOps: 0,
+    invisibleTextOps: 0,
+    pictures: 0,
+    paths: 0,
+    tooManyOps: false,
+  };
+  readonly #ops: Record<string, number>;
+  readonly #pageArea: number;
+  readonly #speck: number;
+  #count = 0;
+  /** The bounding box of the path being built, in user space: [minX, minY, maxX, maxY]. */
+  #box: number[] | null = null;
+  /** The current point. */
+  #x = 0;
+  #y = 0;
+
+  constructor(ops: Record<string, number>, page: { width: number; height: number }) {
+    this.#ops = ops;
+    this.#pageArea = Math.max(1, page.width * page.height);
+    this.#speck = Math.min(page.width, page.height) * PDF_TINY_PATH_FRACTION;
+  }
+
+  /** The hook the text pass calls with each operator. */
+  readonly onOperator: TextOperatorHook = (fn, args, state, resources) => {
+    if (this.drawing.tooManyOps) return;
+    if (++this.#count > MAX_OPS_PER_PAGE) {
+      this.drawing.tooManyOps = true;
+      return;
+    }
+    const OPS = this.#ops;
+    const a = args ?? [];
+    switch (fn) {
+      case OPS.moveTo:
+      case OPS.lineTo:
+        this.#point(Number(a[0]), Number(a[1]));
+        break;
+      case OPS.curveTo: // x1 y1 x2 y2 x3 y3
+        this.#curve(Number(a[0]), Number(a[1]), Number(a[2]), Number(a[3]), Number(a[4]), Number(a[5]));
+        break;
+      case OPS.curveTo2: // v: the first control point is the current point
+        this.#curve(this.#x, this.#y, Number(a[0]), Number(a[1]), Number(a[2]), Number(a[3]));
+        break;
+      case OPS.curveTo3: // y: the second control point is the end point
+        this.#curve(Number(a[0]), Number(a[1]), Number(a[2]), Number(a[3]), Number(a[2]), Number(a[3]));
+        break;
+      case OPS.rectangle: {
+        const [x = 0, y = 0, w = 0, h = 0] = (a as number[]).map(Number);
+        this.#point(x, y);
+        this.#point(x + w, y + h);
+        this.#x = x;
+        this.#y = y;
+        break;
+      }
+      case OPS.endPath: // a clipping path, not painted
+        this.#box = null;
+        break;
+      case OPS.stroke:
+      case OPS.closeStroke:
+      case OPS.fill:
+      case OPS.eoFill:
+      case OPS.fillStroke:
+      case OPS.eoFillStroke:
+      case OPS.closeFillStroke:
+      case OPS.closeEOFillStroke:
+        this.#paint(state.ctm);
+        break;
+      case OPS.setTextRenderingMode:
+        // Kept on pdf.js's state object: its save/restore and form clones carry it.
+        state.sergoTextMode = Number(a[0]) || 0;
+        break;
+      case OPS.showText:
+      case OPS.showSpacedText:
+      case OPS.nextLineShowText:
+      case OPS.nextLineSetSpacingShowText: {
+        const mode = state.sergoTextMode;
+        if (mode === 3 || mode === 7) this.drawing.invisibleTextOps++;
+        else this.drawing.visibleTextOps++;
+        break;
+      }
+      case OPS.endInlineImage:
+        this.#picture(state.ctm);
+        break;
+      case OPS.paintXObject:
+        if (isImage(resources, a[0])) this.#picture(state.ctm);
+        break;
+    }
+  };
+
+  /** Adds a point to the path's box; it becomes the current point. */
+  #point(x: number, y: number): void {
+    if (!Number.isFinite(x) || !Number.isFinite(y)) return;
+    this.#grow(x, y);
+    this.#x = x;
+    this.#y = y;
+  }
+
+  #grow(x: number, y: number): void {
+    const box = this.#box ??= [x, y, x, y];
+    if (x < box[0]!) box[0] = x;
+    if (y < box[1]!) box[1] = y;
+    if (x > box[2]!) box[2] = x;
+    if (y > box[3]!) box[3] = y;
+  }
+
+  /** Adds a cubic Bézier from the current point: its end and its extremes (as pdf.js bounds curves). */
+  #curve(x1: number, y1: number, x2: number, y2: number, x3: number, y3: number): void {
+    const x0 = this.#x;
+    const y0 = this.#y;
+    if (![x0, y0, x1, y1, x2, y2, x3, y3].every(Number.isFinite)) return;
+    for (const t of [...bezierExtremes(x0, x1, x2, x3), ...bezierExtremes(y0, y1, y2, y3)]) {
+      const u = 1 - t;
+      this.#grow(
+        u * u * u * x0 + 3 * u * u * t * x1 + 3 * u * t * t * x2 + t * t * t * x3,
+        u * u * u * y0 + 3 * u * u * t * y1 + 3 * u * t * t * y2 + t * t * t * y3,
+      );
+    }
+    this.#point(x3, y3);
+  }
+
+  #paint(ctm: ArrayLike<number>): void {
+    const box = this.#box;
+    this.#box = null;
+    if (box) {
+      const w = Math.abs((box[2]! - box[0]!) * Math.hypot(ctm[0] ?? 1, ctm[1] ?? 0));
+      const h = Math.abs((box[3]! - box[1]!) * Math.hypot(ctm[2] ?? 0, ctm[3] ?? 1));
+      if (w < this.#speck && h < this.#speck) return;
+    }
+    this.drawing.paths++;
+  }
+
+  #picture(ctm: ArrayLike<number>): void {
+    const m = [ctm[0] ?? 1, ctm[1] ?? 0, ctm[2] ?? 0, ctm[3] ?? 1];
+    const fraction = Math.min(1, Math.abs(m[0]! * m[3]! - m[1]! * m[2]!) / this.#pageArea);
+    this.drawing.pictures++;
+    this.drawing.largestPicture = Math.max(this.drawing.largestPicture, fraction);
+    if (fraction < PDF_BACKGROUND_PICTURE_FRACTION) {
+      this.drawing.largestFigure = Math.max(this.drawing.largestFigure, fraction);
+    }
+  }
+}
+
+/** The parameters in (0, 1) where one coordinate of a cubic Bézier has a turning point. */
+function bezierExtremes(p0: number, p1: number, p2: number, p3: number): number[] {
+  // The derivative's roots: a t² + b t + c = 0.
+  const a = -p0 + 3 * p1 - 3 * p2 + p3;
+  const b = 2 * (p0 - 2 * p1 + p2);
+  const c = p1 - p0;
+  const roots: number[] = [];
+  if (Math.abs(a) < 1e-12) {
+    if (Math.abs(b) > 1e-12) roots.push(-c / b);
+  } else {
+    const d = b * b - 4 * a * c;
+    if (d >= 0) {
+      const r = Math.sqrt(d);
+      roots.push((-b + r) / (2 * a), (-b - r) / (2 * a));
+    }
+  }
+  return roots.filter((t) => t > 0 && t < 1);
+}
+
+/** Whether the XObject a `Do` names is an image (forms are read by the text pass itself). */
+function isImage(resources: { get(key: string): unknown } | null, name: unknown): boolean {
+  try {
+    const objectName = (name as { name?: unknown } | null)?.name;
+    if (typeof objectName !== "string") return false;
+    const xobjects = resources?.get("XObject") as { get(key: string): unknown } | undefined;
+    const xobject = xobjects?.get?.(objectName) as { dict?: { get(key: string): unknown } } | undefined;
+    const subtype = xobject?.dict?.get("Subtype") as { name?: unknown } | undefined;
+    return subtype?.name === "Image";
+  } catch {
+    return false; // a broken resource dictionary: pdf.js reports it while reading the text
+  }
+}
+
+/** Runs one page's text pass at a time with the tracker as the operator hook. */
+let hookQueue: Promise<unknown> = Promise.resolve();
+
+function withOperatorHook<T>(hook: TextOperatorHook, run: () => Promise<T>): Promise<T> {
+  const result = hookQueue.then(async () => {
+    const g = globalThis as Record<string, unknown>;
+    g[TEXT_OPERATOR_HOOK] = hook;
+    try {
+      return await run();
+    } finally {
+      delete g[TEXT_OPERATOR_HOOK];
+    }
+  });
+  hookQueue = result.catch(() => {});
+  return result;
+}
+
 /** Decides a page's mark from its text and drawing by the Basic rules. */
 export function markPage(text: string, drawing: PageDrawing): { marked: boolean; reason: string | null } {
   const chars = text.replace(/\s+/g, "").length;
@@ -212,12 +422,23 @@ function pdfFailure(error: unknown): ProcessingError {
   return toProcessingError(error, "This PDF cannot be read");
 }
 
+/** Options of {@linkcode extractPdf}. */
+export interface PdfExtractOptions {
+  /**
+   * Where what a page draws comes from: the text pass itself (default, when
+   * pdf.js could be patched) or each page's operator list (a second pass).
+   */
+  drawings?: "text-pass" | "operator-list";
+}
+
 /** Extracts a PDF's text page by page with Basic marks. */
-export async function extractPdf(bytes: Uint8Array): Promise<ExtractResult> {
+export async function extractPdf(bytes: Uint8Array, options: PdfExtractOptions = {}): Promise<ExtractResult> {
   const pdfjs = await loadPdfjs();
+  const worker = await directWorker();
   let doc;
   try {
     doc = await pdfjs.getDocument({
+      worker,
       data: bytes.slice(),
       isEvalSupported: false,
       disableFontFace: true,
@@ -230,6 +451,7 @@ export async function extractPdf(bytes: Uint8Array): Promise<ExtractResult> {
       standardFontDataUrl: PDFJS_DATA.standardFontDataUrl,
     }).promise;
   } catch (error) {
+    worker.destroy();
     throw pdfFailure(error);
   }
   try {
@@ -241,20 +463,27 @@ export async function extractPdf(bytes: Uint8Array): Promise<ExtractResult> {
       );
     }
     const ops = pdfjs.OPS as unknown as Record<string, number>;
+    const hooked = options.drawings !== "operator-list" && textOperatorsHooked();
     const pages: ProcessedPage[] = [];
     let readable = 0;
     let firstError: unknown;
     for (let n = 1; n <= count; n++) {
       try {
         const page = await doc.getPage(n);
-        const content = await page.getTextContent();
-        const text = buildLines(content.items.filter((i): i is TextRun & typeof i => "str" in i));
         const [x0 = 0, y0 = 0, x1 = 612, y1 = 792] = page.view;
-        const list = await page.getOperatorList();
-        const drawing = analyseOperators(list.fnArray, list.argsArray, ops, {
-          width: Math.abs(x1 - x0),
-          height: Math.abs(y1 - y0),
-        });
+        const size = { width: Math.abs(x1 - x0), height: Math.abs(y1 - y0) };
+        let drawing: PageDrawing;
+        let content;
+        if (hooked) {
+          const tracker = new DrawingTracker(ops, size);
+          content = await withOperatorHook(tracker.onOperator, () => page.getTextContent());
+          drawing = tracker.drawing;
+        } else {
+          content = await page.getTextContent();
+          const list = await page.getOperatorList();
+          drawing = analyseOperators(list.fnArray, list.argsArray, ops, size);
+        }
+        const text = buildLines(content.items.filter((i): i is TextRun & typeof i => "str" in i));
         const { marked } = markPage(text, drawing);
         pages.push({ page: n, text, marked, image_only: marked && text.trim() === "" });
         page.cleanup();
@@ -270,5 +499,6 @@ export async function extractPdf(bytes: Uint8Array): Promise<ExtractResult> {
     throw pdfFailure(error);
   } finally {
     await doc.destroy().catch(() => {});
+    worker.destroy(); // given to getDocument, so not destroyed with the document
   }
 }

@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import { extractDocument } from "../../src/processing/extract.ts";
+import { extractPdf } from "../../src/processing/pdf_extract.ts";
+import { textOperatorsHooked } from "../../src/processing/_pdfjs.ts";
 import type { ExtractResult } from "../../src/processing/extract_result.ts";
-import { corpusBytes } from "./_corpus.ts";
+import { CORPUS, corpusBytes } from "./_corpus.ts";
 
 async function read(path: string): Promise<ExtractResult> {
   return await extractDocument(await corpusBytes("pdf/" + path), path);
@@ -64,4 +66,23 @@ Deno.test("PDF: an encrypted PDF without a user password is read", async () => {
   const result = await read("encrypted-rc4-no-user-password.pdf");
   assert.equal(result.page_count, 2);
   assert.ok(result.pages[0]!.text.length > 1000);
+});
+
+Deno.test("PDF: what a page draws is read in the text pass, with the marks the operator lists give", async () => {
+  const files = [...Deno.readDirSync(`${CORPUS}pdf`)]
+    .map((entry) => entry.name)
+    .filter((name) => name.endsWith(".pdf") && !name.startsWith("irs-internal-revenue-manual")) // 400 pages
+    .sort();
+  let pages = 0;
+  let marked = 0;
+  for (const name of files) {
+    const bytes = await corpusBytes(`pdf/${name}`);
+    const onePass = await extractPdf(bytes);
+    const twoPasses = await extractPdf(bytes, { drawings: "operator-list" });
+    assert.deepEqual(onePass, twoPasses, name);
+    pages += onePass.pages.length;
+    marked += onePass.pages.filter((page) => page.marked).length;
+  }
+  assert.ok(textOperatorsHooked(), "the pdf.js text pass could not be hooked: extraction runs two passes");
+  assert.ok(pages > 350 && marked > 40, `${pages} pages, ${marked} marked`);
 });

@@ -68,6 +68,25 @@ function inflate(bytes: Uint8Array, format: string): Uint8Array | null | undefin
   }
 }
 
+/**
+ * Where pdf.js builds a font program for the browser from a Type 1 or CFF font: a
+ * CFF compile and an OpenType file. A text pass needs the font's encodings, widths
+ * and Unicode maps, all worked out before these points, not the program itself;
+ * with a hook set (only during a text pass for extraction, whose fonts are never
+ * drawn) both are skipped: 8% of extraction.
+ */
+const FONT_PROGRAM_POINTS = [
+  [
+    "      this.data = compiler.compile();",
+    `      this.data = globalThis.${TEXT_OPERATOR_HOOK} ? file : compiler.compile();`,
+  ],
+  [
+    '    const builder = new OpenTypeFileBuilder("\\x4F\\x54\\x54\\x4F");',
+    `    if (globalThis.${TEXT_OPERATOR_HOOK}) return new Uint8Array(0);\n` +
+    '    const builder = new OpenTypeFileBuilder("\\x4F\\x54\\x54\\x4F");',
+  ],
+] as const;
+
 /** The text pass skips a form without text the next time it is drawn; with a hook it must not. */
 const EMPTY_FORM_POINT = "if (!sinkWrapper.enqueueInvoked) {";
 
@@ -108,6 +127,9 @@ async function install(): Promise<typeof pdfjs> {
         );
         const textHook = code.split(TEXT_PATCH_POINT).length === 2 &&
           code.split(EMPTY_FORM_POINT).length === 2;
+        for (const [point, replacement] of FONT_PROGRAM_POINTS) {
+          if (textHook && code.split(point).length === 2) code = code.replace(point, () => replacement);
+        }
         if (textHook) {
           code = code.replace(
             TEXT_PATCH_POINT,

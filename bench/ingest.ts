@@ -38,6 +38,10 @@ async function pdftotextSeconds(files: string[]): Promise<number | null> {
   return (performance.now() - started) / 1000;
 }
 
+function round3(value: number): number {
+  return Math.round(value * 1000) / 1000;
+}
+
 /** Measures extraction throughput; prints one table row per measure and returns them. */
 export async function benchIngest(opts: { quick: boolean }): Promise<Record<string, unknown>> {
   const concurrency = navigator.hardwareConcurrency ?? 2;
@@ -60,11 +64,33 @@ export async function benchIngest(opts: { quick: boolean }): Promise<Record<stri
       return { seconds: (performance.now() - started) / 1000, pages, failed };
     };
     const pdfFiles = corpusFiles("pdf", opts.quick);
-    // Warm every reader: one untimed pass (start-up is paid once per reader, not per document).
+    // Warm every reader: untimed passes (start-up is paid once per reader, not per document).
     for (let pass = 0; pass < 3; pass++) await readAll(pdfFiles);
+    // Rounds of the pool, then pdftotext, on the same list: both see the machine's slow and fast
+    // stretches (its speed drifts by tens of percent over minutes), and the figure is their totals.
     const pdfs = Array.from({ length: opts.quick ? 2 : 3 }, () => pdfFiles).flat();
-    const pdf = await readAll(pdfs);
-    const popplerSeconds = await pdftotextSeconds(pdfs);
+    const rounds: Array<{ pool_s: number; pdftotext_s: number | null; pages: number; ratio: number | null }> =
+      [];
+    let failedPdfs = 0;
+    for (let round = 0; round < (opts.quick ? 1 : 3); round++) {
+      const pool = await readAll(pdfs);
+      const popplerS = await pdftotextSeconds(pdfs);
+      failedPdfs += pool.failed;
+      rounds.push({
+        pool_s: round3(pool.seconds),
+        pdftotext_s: popplerS === null ? null : round3(popplerS),
+        pages: pool.pages,
+        ratio: popplerS === null ? null : round3(popplerS / pool.seconds),
+      });
+    }
+    const pdf = {
+      pages: rounds.reduce((n, r) => n + r.pages, 0),
+      seconds: rounds.reduce((n, r) => n + r.pool_s, 0),
+      failed: failedPdfs,
+    };
+    const popplerSeconds = rounds.some((r) => r.pdftotext_s === null)
+      ? null
+      : rounds.reduce((n, r) => n + r.pdftotext_s!, 0);
     const pptx = await readAll(corpusFiles("pptx", opts.quick));
     const docx = await readAll(corpusFiles("docx", opts.quick));
     const poolPagesPerSecond = pdf.pages / pdf.seconds;
@@ -72,13 +98,14 @@ export async function benchIngest(opts: { quick: boolean }): Promise<Record<stri
     const result = {
       readers: concurrency,
       pdf_files: pdfFiles.length,
-      pdf_passes: pdfs.length / pdfFiles.length,
+      pdf_passes_per_round: pdfs.length / pdfFiles.length,
+      rounds,
       pdf_pages: pdf.pages,
       pool_pdf_pages_per_s: Math.round(poolPagesPerSecond),
       pdftotext_pages_per_s: popplerPagesPerSecond === null ? null : Math.round(popplerPagesPerSecond),
       pool_vs_pdftotext: popplerPagesPerSecond === null
         ? null
-        : Math.round((poolPagesPerSecond / popplerPagesPerSecond) * 100) / 100,
+        : Math.round((poolPagesPerSecond / popplerPagesPerSecond) * 1000) / 1000,
       pptx_files_per_s: Math.round((corpusFiles("pptx", opts.quick).length / pptx.seconds) * 10) / 10,
       docx_files_per_s: Math.round((corpusFiles("docx", opts.quick).length / docx.seconds) * 10) / 10,
       failed: pdf.failed + pptx.failed + docx.failed,

@@ -36,6 +36,7 @@ export class Projector {
   /** What `apply` gets: the database with its prepared statements reused. */
   readonly #applyDb: DatabaseSync;
   #checkpoints = new Map<string, number>();
+  #handlesByProjection = new Map<string, ReadonlySet<string>>();
   #failure: Error | null = null;
 
   /** Opens the projector; prefer {@linkcode openProjector}. */
@@ -139,8 +140,6 @@ export class Projector {
     }
     for (const name of changed) noteApplied(this.db, name);
   }
-
-  #handlesByProjection = new Map<string, ReadonlySet<string>>();
 
   #handles(projection: Projection): ReadonlySet<string> {
     let handles = this.#handlesByProjection.get(projection.name);

@@ -69,13 +69,14 @@ function inflate(bytes: Uint8Array, format: string): Uint8Array | null | undefin
 }
 
 /**
- * Where pdf.js builds a font program for the browser from a Type 1 or CFF font: a
- * CFF compile and an OpenType file. A text pass needs the font's encodings, widths
- * and Unicode maps, all worked out before these points, not the program itself;
- * with a hook set (only during a text pass for extraction, whose fonts are never
- * drawn) both are skipped: 8% of extraction.
+ * Where pdf.js builds a font program for the browser: a CFF compile and an
+ * OpenType file for Type 1 and CFF fonts; for TrueType fonts, checks of their
+ * hinting programs and glyph outlines and a rebuilt file. A text pass needs the
+ * font's encodings, widths and Unicode maps, all worked out apart from these, not
+ * the program itself; with a hook set (only during a text pass for extraction,
+ * whose fonts are never drawn) they are skipped: about 12% of extraction.
  */
-const FONT_PROGRAM_POINTS = [
+const FONT_PROGRAM_POINTS: ReadonlyArray<readonly [string, string]> = [
   [
     "      this.data = compiler.compile();",
     `      this.data = globalThis.${TEXT_OPERATOR_HOOK} ? file : compiler.compile();`,
@@ -85,7 +86,21 @@ const FONT_PROGRAM_POINTS = [
     `    if (globalThis.${TEXT_OPERATOR_HOOK}) return new Uint8Array(0);\n` +
     '    const builder = new OpenTypeFileBuilder("\\x4F\\x54\\x54\\x4F");',
   ],
-] as const;
+  [
+    '    const hintsValid = sanitizeTTPrograms(tables.fpgm, tables.prep, tables["cvt "], maxFunctionDefs);',
+    `    const hintsValid = !globalThis.${TEXT_OPERATOR_HOOK} && ` +
+    'sanitizeTTPrograms(tables.fpgm, tables.prep, tables["cvt "], maxFunctionDefs);',
+  ],
+  [
+    "    if (isTrueType) {\n      const glyphsInfo = sanitizeGlyphLocations(",
+    `    if (isTrueType && !globalThis.${TEXT_OPERATOR_HOOK}) {\n      const glyphsInfo = sanitizeGlyphLocations(`,
+  ],
+  [
+    "    const builder = new OpenTypeFileBuilder(header.version);",
+    `    if (globalThis.${TEXT_OPERATOR_HOOK}) return new Uint8Array(0);\n` +
+    "    const builder = new OpenTypeFileBuilder(header.version);",
+  ],
+];
 
 /** The text pass skips a form without text the next time it is drawn; with a hook it must not. */
 const EMPTY_FORM_POINT = "if (!sinkWrapper.enqueueInvoked) {";

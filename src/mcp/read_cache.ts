@@ -3,12 +3,13 @@
  * credential, the key's scope, its server's texts, a listing — kept between
  * calls while the catalogue and the key scopes are unchanged
  * (`projections/changes.ts`). Every look-up checks whether this process
- * applied a change to them; requests also check (at most once a millisecond)
- * whether another process — a CLI command sharing the projections file — did. Either empties
- * the cache, so a key that was deleted, rolled, renamed or given other
- * folders, or a folder renamed or moved, or a document added, shows on the
- * next call exactly as it would without the cache. Expiry is checked on
- * every call. Credentials are cached by their sha256, never by their value.
+ * applied a change to them; requests also check, at most once a
+ * millisecond, whether another process (a CLI command sharing the
+ * projections file) did. Either empties the cache, so a key deleted, rolled,
+ * renamed or given other folders, a folder renamed or moved, or a document
+ * added shows on the next call as it would without the cache. Expiry is
+ * checked on every call. Credentials are cached by their sha256, never by
+ * their value.
  *
  * @module
  */

@@ -79,6 +79,7 @@ export async function createServices(
       return await pageViews.view(source, page, format);
     },
     audit(request, personId) {
+      app.settle(); // every audit entry committed so far is in the view
       const path = new URL(request.url).pathname;
       const deps = {
         projectionsDb: app.db,

@@ -198,6 +198,7 @@ export function createConsole(services: Services, options: ConsoleOptions = {}):
         return render(PersonalKeysPage({ context, keys, publicUrl: publicUrl(services, request) }));
       }
       if (path === "/audit") {
+        services.app.settle(); // every audit entry committed so far is in the view
         return render(AuditPage({ context, ...auditPageData(db, person.person_id, url) }));
       }
     } catch (error) {

@@ -1,0 +1,76 @@
+/**
+ * An MCP call's audit entry is durable before the call is answered; a batch of
+ * nothing but audit entries reaches the audit view once the event-loop turn
+ * ends (`SergoApp.settle`), and anything else, or a read of the audit view
+ * through the app, applies them first, in log order.
+ */
+import assert from "node:assert/strict";
+import { ALL_PROJECTIONS } from "../../projections/all.ts";
+import { queryAudit } from "../../projections/audit_view.ts";
+import { projectionDigest } from "../../projections/digest.ts";
+import { replayInto } from "../../projections/replay.ts";
+import { openApp } from "../../src/app.ts";
+import { ensureFolderPath } from "../../src/domain/folders.ts";
+import { changeAgentKey, createAgentKey } from "../../src/domain/keys.ts";
+import { addPerson } from "../../src/domain/people.ts";
+import { createMcpEndpoint } from "../../src/mcp/endpoint.ts";
+import { tempDir } from "../helpers/temp.ts";
+import { post } from "./_fixture.ts";
+
+Deno.test("audit entries of answered calls are in the log at once and in the view after the turn", async () => {
+  await using dir = await tempDir();
+  const app = await openApp(dir.path, { writer: "thread" });
+  try {
+    const ava = await addPerson(app, { name: "Ava Bennett", email: "ava@example.com" });
+    const folder = await ensureFolderPath(app, { personId: ava.person_id, path: "Decks" }, "test");
+    const { key, value } = await createAgentKey(app, {
+      personId: ava.person_id,
+      name: "decks",
+      description: "Decks.",
+      canRead: { folders: [folder.folder_id], documents: [] },
+    }, "test");
+    const endpoint = createMcpEndpoint({ db: app.db, store: app.store });
+    const call = (id: number) =>
+      post(endpoint, value, {
+        jsonrpc: "2.0",
+        id,
+        method: "tools/call",
+        params: { name: "list_documents", arguments: {} },
+      }).then((response) => response.text());
+    const inView = () => queryAudit(app.db, { personId: ava.person_id, limit: 100, action: "mcp listing" });
+    const logged = () => app.store.readFrom(0, 10_000).filter((e) => e.type === "McpCalled").length;
+
+    // Ten calls answered together: every entry is durable when the answers are in hand.
+    await Promise.all(Array.from({ length: 10 }, (_, i) => call(i)));
+    assert.equal(logged(), 10);
+    // Read through the app (as the API and console do), the view has them all.
+    app.settle();
+    assert.equal(inView().entries.length, 10);
+    assert.equal(app.projector.position, app.head().position);
+
+    // Without asking: they are there once the turn has ended.
+    await Promise.all(Array.from({ length: 5 }, (_, i) => call(100 + i)));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(inView().entries.length, 15);
+
+    // Calls, then at once another kind of event: the entries are applied first, in log order.
+    await Promise.all(Array.from({ length: 5 }, (_, i) => call(200 + i)));
+    await changeAgentKey(
+      app,
+      { personId: ava.person_id, keyId: key.key_id, description: "Slide decks." },
+      "test",
+    );
+    assert.equal(app.projector.position, app.head().position);
+    const entries = queryAudit(app.db, { personId: ava.person_id, limit: 100 }).entries;
+    const positions = entries.map((entry) => entry.position);
+    assert.deepEqual(positions, [...positions].sort((a, b) => b - a));
+    assert.equal(entries.filter((entry) => entry.action === "mcp listing").length, 20);
+
+    // And the live projections are exactly what a replay of the log builds.
+    const live = projectionDigest(app.db, ALL_PROJECTIONS);
+    const replayed = await replayInto(app.store, `${dir.path}/replayed.db`);
+    assert.equal(replayed.digest, live);
+  } finally {
+    await app.close();
+  }
+});

@@ -100,14 +100,8 @@ function multiply(m: Matrix, n: number[]): Matrix {
   ];
 }
 
-/** Analyses an operator list: picture coverage and painted path count. */
-export function analyseOperators(
-  fnArray: number[],
-  argsArray: unknown[],
-  OPS: Record<string, number>,
-  page: { width: number; height: number },
-): PageDrawing {
-  const drawing: PageDrawing = {
+function emptyDrawing(): PageDrawing {
+  return {
     largestPicture: 0,
     largestFigure: 0,
     visibleTextOps: 0,
@@ -116,6 +110,29 @@ export function analyseOperators(
     paths: 0,
     tooManyOps: false,
   };
+}
+
+/**
+ * Counts a picture placed with matrix `m` (its unit square mapped onto the page):
+ * its area times `scale` is the fraction of the page it covers.
+ */
+function addPicture(drawing: PageDrawing, m: ArrayLike<number>, scale: number): void {
+  const fraction = Math.min(1, Math.abs(m[0]! * m[3]! - m[1]! * m[2]!) * scale);
+  drawing.pictures++;
+  drawing.largestPicture = Math.max(drawing.largestPicture, fraction);
+  if (fraction < PDF_BACKGROUND_PICTURE_FRACTION) {
+    drawing.largestFigure = Math.max(drawing.largestFigure, fraction);
+  }
+}
+
+/** Analyses an operator list: picture coverage and painted path count. */
+export function analyseOperators(
+  fnArray: number[],
+  argsArray: unknown[],
+  OPS: Record<string, number>,
+  page: { width: number; height: number },
+): PageDrawing {
+  const drawing = emptyDrawing();
   if (fnArray.length > MAX_OPS_PER_PAGE) {
     drawing.tooManyOps = true;
     return drawing;
@@ -125,14 +142,7 @@ export function analyseOperators(
   let ctm: Matrix = [1, 0, 0, 1, 0, 0];
   let mode = 0;
   const stack: [Matrix, number][] = [];
-  const picture = (m: Matrix, w = 1, h = 1): void => {
-    const fraction = Math.min(1, Math.abs(m[0] * m[3] - m[1] * m[2]) * w * h / pageArea);
-    drawing.pictures++;
-    drawing.largestPicture = Math.max(drawing.largestPicture, fraction);
-    if (fraction < PDF_BACKGROUND_PICTURE_FRACTION) {
-      drawing.largestFigure = Math.max(drawing.largestFigure, fraction);
-    }
-  };
+  const picture = (m: Matrix, w = 1, h = 1): void => addPicture(drawing, m, w * h / pageArea);
   for (let i = 0; i < fnArray.length; i++) {
     const fn = fnArray[i];
     const args = argsArray[i] as unknown[] | null;
@@ -204,15 +214,7 @@ export function analyseOperators(
  * covers, painted paths larger than a speck, text shown visibly or invisibly.
  */
 export class DrawingTracker {
-  readonly drawing: PageDrawing = {
-    largestPicture: 0,
-    largestFigure: 0,
-    visibleTextOps: 0,
-    invisibleTextOps: 0,
-    pictures: 0,
-    paths: 0,
-    tooManyOps: false,
-  };
+  readonly drawing: PageDrawing = emptyDrawing();
   readonly #ops: Record<string, number>;
   readonly #pageArea: number;
   readonly #speck: number;
@@ -338,13 +340,7 @@ export class DrawingTracker {
   }
 
   #picture(ctm: ArrayLike<number>): void {
-    const m = [ctm[0] ?? 1, ctm[1] ?? 0, ctm[2] ?? 0, ctm[3] ?? 1];
-    const fraction = Math.min(1, Math.abs(m[0]! * m[3]! - m[1]! * m[2]!) / this.#pageArea);
-    this.drawing.pictures++;
-    this.drawing.largestPicture = Math.max(this.drawing.largestPicture, fraction);
-    if (fraction < PDF_BACKGROUND_PICTURE_FRACTION) {
-      this.drawing.largestFigure = Math.max(this.drawing.largestFigure, fraction);
-    }
+    addPicture(this.drawing, [ctm[0] ?? 1, ctm[1] ?? 0, ctm[2] ?? 0, ctm[3] ?? 1], 1 / this.#pageArea);
   }
 }
 

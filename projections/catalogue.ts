@@ -120,6 +120,10 @@ export const catalogue: Projection = {
       ) WITHOUT ROWID;
       CREATE INDEX IF NOT EXISTS cat_documents_person ON cat_documents (person_id, uploaded_position);
       CREATE INDEX IF NOT EXISTS cat_documents_folder ON cat_documents (folder_id, uploaded_position);
+      CREATE INDEX IF NOT EXISTS cat_documents_processing ON cat_documents (uploaded_position)
+        WHERE status = 'processing';
+      CREATE INDEX IF NOT EXISTS cat_documents_copy_pending ON cat_documents (uploaded_position)
+        WHERE pdf_copy_status = 'pending';
       CREATE TABLE IF NOT EXISTS cat_pages (
         document_id TEXT NOT NULL, page INTEGER NOT NULL, text TEXT NOT NULL,
         marked INTEGER NOT NULL, image_only INTEGER NOT NULL, PRIMARY KEY (document_id, page)
@@ -523,13 +527,37 @@ export function getChunks(db: DatabaseSync, documentId: string): ChunkRow[] {
     ) as unknown as ChunkRow[];
 }
 
-/** Documents whose processing or PDF copy is pending, oldest first (what workers pick up). */
-export function pendingWork(db: DatabaseSync): { processing: DocumentRow[]; pdfCopies: DocumentRow[] } {
-  const processing =
-    (statement(db, "SELECT * FROM cat_documents WHERE status = 'processing' ORDER BY uploaded_position")
-      .all() as unknown as RawDocument[]).map(toDocument);
-  const pdfCopies =
-    (statement(db, "SELECT * FROM cat_documents WHERE pdf_copy_status = 'pending' ORDER BY uploaded_position")
-      .all() as unknown as RawDocument[]).map(toDocument);
-  return { processing, pdfCopies };
+/**
+ * Documents waiting to be read that a worker may take now, oldest first: no one
+ * holds a live lease on them (leases are ISO times, compared as text), or the
+ * lease is `reclaimFor`'s own from before a restart. At most `limit`, found
+ * through a partial index, so a worker looking for its next few documents does
+ * not read a whole backlog each time.
+ */
+export function claimableProcessing(
+  db: DatabaseSync,
+  options: { now: Date; reclaimFor: string | null; limit: number },
+): DocumentRow[] {
+  const rows = statement(
+    db,
+    `SELECT * FROM cat_documents WHERE status = 'processing'
+       AND (processing_worker IS NULL OR processing_lease_until IS NULL OR processing_lease_until <= ?
+            OR processing_worker = ?)
+     ORDER BY uploaded_position LIMIT ?`,
+  ).all(options.now.toISOString(), options.reclaimFor, options.limit) as unknown as RawDocument[];
+  return rows.map(toDocument);
+}
+
+/**
+ * Documents whose PDF copy is pending and whose processing has finished (Word
+ * chunks take the copy's pages, so the copy waits for them), oldest first, at
+ * most `limit`.
+ */
+export function copiesReady(db: DatabaseSync, limit: number): DocumentRow[] {
+  const rows = statement(
+    db,
+    `SELECT * FROM cat_documents WHERE pdf_copy_status = 'pending' AND status <> 'processing'
+     ORDER BY uploaded_position LIMIT ?`,
+  ).all(limit) as unknown as RawDocument[];
+  return rows.map(toDocument);
 }

@@ -17,6 +17,24 @@ import { createServices, type Services } from "../services.ts";
 import { createConsole } from "../console/mod.ts";
 import { ensureSigningKey } from "../audit/signing_key.ts";
 import { progress, progressDone } from "./commands.ts";
+import type { EventType } from "../../events/types.ts";
+
+/**
+ * The events after which a worker may find something to do: a document to read
+ * (uploaded, asked to be read again, a lease given up) or a PDF copy to make
+ * (asked for, or its document's reading finished).
+ */
+const WORK_EVENTS: ReadonlySet<EventType> = new Set<EventType>([
+  "DocumentUploaded",
+  "ProcessingRequested",
+  "ProcessingFailed",
+  "DocumentProcessed",
+  "PdfCopyRequested",
+  "DocumentDeleted",
+]);
+
+/** How often workers look for documents whose lease (another process's) has run out. */
+const LEASE_CHECK_MS = 5_000;
 
 /** A running server: its address, and how to stop it. */
 export interface RunningServer {
@@ -46,12 +64,17 @@ export async function startServer(
   services.console = createConsole(services);
   const pool = createExtractionPool();
   const worker = new ProcessingWorker(app, pool, { workerId: "serve" });
-  app.onApplied(() => {
+  // Workers look for work when an event can make some (not on every MCP call's audit
+  // entry), and every few seconds for leases another process left to expire.
+  const kick = () => {
     worker.kick();
     services.kick();
+  };
+  app.onApplied((events) => {
+    if (events.some((event) => WORK_EVENTS.has(event.type))) kick();
   });
-  worker.kick();
-  services.kick();
+  const leaseCheck = setInterval(kick, LEASE_CHECK_MS);
+  kick();
 
   const handler = createHandler({
     app,
@@ -83,6 +106,7 @@ export async function startServer(
   let stopping: Promise<void> | null = null;
   const stop = () =>
     stopping ??= (async () => {
+      clearInterval(leaseCheck);
       await server.shutdown();
       await worker.stop();
       await services.close();

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { type DocumentRow, getChunks, getDocument, pendingWork } from "../../projections/catalogue.ts";
+import { copiesReady, type DocumentRow, getChunks, getDocument } from "../../projections/catalogue.ts";
 import type { SergoApp } from "../app.ts";
 import { checkCopy, convertToPdf } from "../pdf_copy/libreoffice.ts";
 import { matchChunksToPages, pdfPageTexts } from "../pdf_copy/page_matching.ts";
@@ -26,12 +26,10 @@ export class PdfCopyWorker {
 
   /** Looks for pending copies whose document has finished processing. */
   kick(): void {
-    if (this.#stopped) return;
-    for (const doc of pendingWork(this.#app.db).pdfCopies) {
+    if (this.#stopped || this.#inFlight.size >= this.#concurrency) return;
+    for (const doc of copiesReady(this.#app.db, this.#inFlight.size + this.#concurrency)) {
       if (this.#inFlight.size >= this.#concurrency) return;
       if (this.#inFlight.has(doc.document_id)) continue;
-      // Word chunks take the copy's pages, so the copy waits for the chunks.
-      if (doc.status === "processing") continue;
       const job = this.#copy(doc).catch((error) =>
         console.error(`PDF copy of ${doc.document_id} failed:`, error)
       )

@@ -7,7 +7,7 @@
  * @module
  */
 import { ConcurrencyError } from "../../events/store.ts";
-import { type DocumentRow, getDocument, pendingWork } from "../../projections/catalogue.ts";
+import { claimableProcessing, type DocumentRow, getDocument } from "../../projections/catalogue.ts";
 import type { SergoApp } from "../app.ts";
 import type { ProcessedPage } from "../../events/types.ts";
 
@@ -57,25 +57,24 @@ export class ProcessingWorker {
   kick(): void {
     if (this.#stopped) return;
     const limit = this.#options.concurrency ?? navigator.hardwareConcurrency;
-    const now = this.#app.now().getTime();
-    for (const doc of pendingWork(this.#app.db).processing) {
+    if (this.#inFlight.size >= limit) return;
+    const candidates = claimableProcessing(this.#app.db, {
+      now: this.#app.now(),
+      // A `serve` worker takes over its own leases after a restart.
+      reclaimFor: this.#options.workerId === "serve" ? "serve" : null,
+      // Enough to fill the free slots past what is in flight (and what `only` leaves out).
+      limit: this.#inFlight.size + limit + (this.#options.only ? 1_000_000 : 0),
+    });
+    for (const doc of candidates) {
       if (this.#inFlight.size >= limit) return;
       if (this.#inFlight.has(doc.document_id)) continue;
       if (this.#options.only && !this.#options.only.has(doc.document_id)) continue;
-      if (!this.#claimable(doc, now)) continue;
       const job = this.#process(doc).finally(() => {
         this.#inFlight.delete(doc.document_id);
         this.kick();
       });
       this.#inFlight.set(doc.document_id, job);
     }
-  }
-
-  /** A document is free when nobody holds a live lease on it (a `serve` worker takes over its own after a restart). */
-  #claimable(doc: DocumentRow, now: number): boolean {
-    if (doc.processing_worker === null || doc.processing_lease_until === null) return true;
-    if (Date.parse(doc.processing_lease_until) <= now) return true;
-    return doc.processing_worker === this.#options.workerId && this.#options.workerId === "serve";
   }
 
   async #process(doc: DocumentRow): Promise<void> {

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { getDocument } from "../../projections/catalogue.ts";
+import { claimableProcessing, copiesReady, getDocument } from "../../projections/catalogue.ts";
 import { searchPassages } from "../../projections/search_index.ts";
 import { recordUpload } from "../../src/domain/documents.ts";
 import { addPerson } from "../../src/domain/people.ts";
@@ -57,4 +57,58 @@ Deno.test("two workers never read the same document twice: the claim is an optim
     depth: 10,
   });
   assert.ok(hits.some((h) => h.document_id === doc.document_id));
+});
+
+Deno.test("workers see the next few documents they may take, whatever the backlog", async () => {
+  await using t = await tempApp();
+  const ava = await addPerson(t.app, { name: "Ava Bennett", email: "ava@example.com" });
+  const upload = (name: string, type: "pptx" | "docx") =>
+    recordUpload(t.app, {
+      personId: ava.person_id,
+      folderId: null,
+      name,
+      sha256: "0".repeat(64),
+      size: 10,
+      type,
+      preset: "basic",
+    }, "t");
+  const docs = [];
+  for (let i = 0; i < 6; i++) docs.push(await upload(`deck-${i}.pptx`, "pptx"));
+  const now = new Date();
+  const lease = (doc: { document_id: string }, worker: string, minutes: number) =>
+    t.app.append(`document-${doc.document_id}`, [{
+      type: "ProcessingStarted",
+      data: {
+        document_id: doc.document_id,
+        preset: "basic",
+        worker,
+        lease_until: new Date(now.getTime() + minutes * 60_000).toISOString(),
+      },
+      metadata: t.app.meta("t"),
+    }]);
+  await lease(docs[0]!, "cli-1", 10); // another process holds it
+  await lease(docs[1]!, "cli-2", -1); // its lease ran out
+  await lease(docs[2]!, "serve", 10); // serve's own, from before a restart
+  const ids = (rows: Array<{ document_id: string }>) => rows.map((row) => row.document_id);
+  const all = (reclaimFor: string | null) =>
+    ids(claimableProcessing(t.app.db, { now, reclaimFor, limit: 100 }));
+  assert.deepEqual(all("serve"), ids(docs.slice(1)));
+  assert.deepEqual(all(null), ids([docs[1]!, ...docs.slice(3)]));
+  // Oldest first, no more than asked for.
+  assert.deepEqual(
+    ids(claimableProcessing(t.app.db, { now, reclaimFor: "serve", limit: 2 })),
+    ids(docs.slice(1, 3)),
+  );
+
+  // Copies wait until their document has been read.
+  assert.deepEqual(ids(copiesReady(t.app.db, 100)), []);
+  for (const doc of [docs[4]!, docs[5]!]) {
+    await t.app.append(`document-${doc.document_id}`, [{
+      type: "ProcessingFailed",
+      data: { document_id: doc.document_id, preset: "basic", reason: "Test." },
+      metadata: t.app.meta("t"),
+    }]);
+  }
+  assert.deepEqual(ids(copiesReady(t.app.db, 100)), ids([docs[4]!, docs[5]!]));
+  assert.deepEqual(ids(copiesReady(t.app.db, 1)), ids([docs[4]!]));
 });

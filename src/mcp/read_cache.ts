@@ -81,21 +81,21 @@ export class ReadCache implements KeyLookup {
 
   /** The credential with this sha256, expired or not; unknown hashes are not kept. */
   credential(hash: string): Credential | undefined {
-    this.#fresh();
-    const hit = this.#credentials.get(hash);
-    if (hit) return hit;
-    const found = credentialByHash(this.#db, hash);
-    if (found) keep(this.#credentials, hash, found);
-    return found;
+    return this.#lookUp(this.#credentials, hash, () => credentialByHash(this.#db, hash));
   }
 
   /** An agent key by id. */
   agentKey(keyId: string): AgentKey | undefined {
+    return this.#lookUp(this.#keys, keyId, () => getAgentKey(this.#db, keyId));
+  }
+
+  /** A kept value, or `load`'s (kept when there is one: misses are not). */
+  #lookUp<V>(map: Map<string, V>, id: string, load: () => V | undefined): V | undefined {
     this.#fresh();
-    const hit = this.#keys.get(keyId);
-    if (hit) return hit;
-    const found = getAgentKey(this.#db, keyId);
-    if (found) keep(this.#keys, keyId, found);
+    const hit = map.get(id);
+    if (hit !== undefined) return hit;
+    const found = load();
+    if (found !== undefined) keep(map, id, found);
     return found;
   }
 

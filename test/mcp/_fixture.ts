@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { EventStore } from "../../events/store.ts";
 import { join } from "node:path";
 import { openSqliteStore, type SqliteEventStore } from "../../events/sqlite_store.ts";
 import type { CanRead, DocumentType, SergoEvent } from "../../events/types.ts";
@@ -218,6 +219,18 @@ export function post(
       body: typeof body === "string" ? body : JSON.stringify(body),
     }),
   );
+}
+
+/** The fixture's store, except that every append fails (a full disk). */
+export function failingStore(fixture: Fixture): EventStore {
+  return {
+    append: () => Promise.reject(new Error("disk full")),
+    readFrom: (p, l) => fixture.store.readFrom(p, l),
+    readStream: (s) => fixture.store.readStream(s),
+    head: () => fixture.store.head(),
+    subscribe: (l) => fixture.store.subscribe(l),
+    close: () => Promise.resolve(),
+  };
 }
 
 /** Calls a tool through an endpoint handler and returns the JSON-RPC result. */

@@ -3,10 +3,9 @@
  * append, the rate limit, batches, 2026-07-28 discovery, and stdio.
  */
 import assert from "node:assert/strict";
-import type { EventStore } from "../../events/store.ts";
 import { createMcpEndpoint } from "../../src/mcp/endpoint.ts";
 import { serveStdio } from "../../src/mcp/stdio.ts";
-import { callTool, post } from "./_fixture.ts";
+import { callTool, failingStore, post } from "./_fixture.ts";
 import { buildWorld } from "./_world.ts";
 
 const world = await buildWorld();
@@ -183,15 +182,7 @@ Deno.test("audit: every call leaves exactly one McpCalled event with the referen
 });
 
 Deno.test("a call whose audit append fails is not answered: HTTP 503 with a JSON-RPC error", async () => {
-  const failing: EventStore = {
-    append: () => Promise.reject(new Error("disk full")),
-    readFrom: (p, l) => fixture.store.readFrom(p, l),
-    readStream: (s) => fixture.store.readStream(s),
-    head: () => fixture.store.head(),
-    subscribe: (l) => fixture.store.subscribe(l),
-    close: () => Promise.resolve(),
-  };
-  const broken = createMcpEndpoint({ db: fixture.db, store: failing });
+  const broken = createMcpEndpoint({ db: fixture.db, store: failingStore(fixture) });
   const before = fixture.auditEvents().length;
   const response = await post(broken, keys.all, {
     jsonrpc: "2.0",

@@ -7,11 +7,10 @@
  * millisecond; and the fast path answers byte for byte as the SDK does.
  */
 import assert from "node:assert/strict";
-import type { EventStore } from "../../events/store.ts";
 import { hashSecret, lastFour } from "../../src/auth/key_format.ts";
 import { generateSecret } from "../../src/auth/key_format.ts";
 import { createMcpEndpoint } from "../../src/mcp/endpoint.ts";
-import { callTool, Fixture, post } from "./_fixture.ts";
+import { callTool, failingStore, Fixture, post } from "./_fixture.ts";
 import { buildWorld } from "./_world.ts";
 
 const settings = { rateLimitPerSecond: 100_000, rateLimitBurst: 100_000 };
@@ -161,15 +160,7 @@ Deno.test("a plain tools/call is answered byte for byte as the SDK answers it", 
       assert.equal(await plain.text(), await viaSdk.text(), `${name} ${JSON.stringify(args)}`);
     }
     // String ids too, and a failing audit append answers the same JSON-RPC error both ways.
-    const failing: EventStore = {
-      append: () => Promise.reject(new Error("disk full")),
-      readFrom: (p, l) => fixture.store.readFrom(p, l),
-      readStream: (s) => fixture.store.readStream(s),
-      head: () => fixture.store.head(),
-      subscribe: (l) => fixture.store.subscribe(l),
-      close: () => Promise.resolve(),
-    };
-    const broken = createMcpEndpoint({ db: fixture.db, store: failing, settings });
+    const broken = createMcpEndpoint({ db: fixture.db, store: failingStore(fixture), settings });
     const params = { name: "list_documents", arguments: {} };
     const plain = await post(broken, keys.all, { jsonrpc: "2.0", id: "a", method: "tools/call", params });
     const viaSdk = await post(broken, keys.all, {

@@ -150,7 +150,10 @@ async function freshDataDir(source: string, name: string): Promise<string> {
 }
 
 /** The log's head, and the searches (with how many were errors) audited past `after`. */
-function loggedCalls(dir: string, after: number): { head: number; searches: number; errors: number } {
+function loggedCalls(
+  dir: string,
+  after: number,
+): { head: number; searches: number; errors: number; listings: number } {
   const db = new DatabaseSync(`${dir}/events.db`, { readOnly: true });
   try {
     const head = (db.prepare("SELECT coalesce(max(position), 0) AS n FROM events").get() as { n: number }).n;
@@ -158,7 +161,11 @@ function loggedCalls(dir: string, after: number): { head: number; searches: numb
       `SELECT count(*) AS searches, coalesce(sum(json_extract(data, '$.is_error')), 0) AS errors FROM events
        WHERE position > ? AND type = 'McpCalled' AND json_extract(data, '$.tool') = 'search'`,
     ).get(after) as { searches: number; errors: number };
-    return { head, searches: row.searches, errors: row.errors };
+    const listings = (db.prepare(
+      `SELECT count(*) AS n FROM events
+       WHERE position > ? AND type = 'McpCalled' AND json_extract(data, '$.tool') = 'list_documents'`,
+    ).get(after) as { n: number }).n;
+    return { head, searches: row.searches, errors: row.errors, listings };
   } finally {
     db.close();
   }
@@ -184,14 +191,22 @@ async function cli(dataDir: string, args: string[]): Promise<string> {
   return text;
 }
 
+/** A `tools/call list_documents` with no arguments: the first 50 documents of the key's scope. */
+const LIST_BODY = JSON.stringify({
+  jsonrpc: "2.0",
+  id: 1,
+  method: "tools/call",
+  params: { name: "list_documents", arguments: {} },
+});
+
 const BARE_SERVER =
   `Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: (a) => console.log("listening at http://127.0.0.1:" + a.port) },
   (request) => new URL(request.url).pathname === "/healthz" ? Response.json({ ok: true }) : new Response("not found", { status: 404 }));
 `;
 
-/** wrk's script: POSTs `tools/call search` with one of the queries in turn. */
-function wrkScript(key: string, queries: string[]): string {
-  const bodies = queries.map((query, i) =>
+/** The JSON-RPC bodies of `tools/call search` for each query. */
+function searchBodies(queries: string[]): string[] {
+  return queries.map((query, i) =>
     JSON.stringify({
       jsonrpc: "2.0",
       id: i + 1,
@@ -199,6 +214,10 @@ function wrkScript(key: string, queries: string[]): string {
       params: { name: "search", arguments: { query } },
     })
   );
+}
+
+/** wrk's script: POSTs one of the bodies in turn. */
+function wrkScript(key: string, bodies: string[]): string {
   const lua = (text: string) => `"${text.replace(/\\/g, "\\\\").replace(/"/g, '\\"')}"`;
   return `
 wrk.method = "POST"
@@ -262,13 +281,21 @@ async function load(
   url: string,
   key: string | null,
   seconds: number,
-  queries: string[],
+  bodies: string[],
+  connections = 16,
 ): Promise<Record<string, unknown>> {
   const script = `${DATA_ROOT}wrk_search.lua`;
-  await Deno.writeTextFile(script, key === null ? "" : wrkScript(key, queries));
+  await Deno.writeTextFile(script, key === null ? "" : wrkScript(key, bodies));
   const target = key === null ? `${url}/healthz` : `${url}/mcp`;
   const output = await new Deno.Command("wrk", {
-    args: ["-t2", "-c16", `-d${seconds}s`, "--latency", ...(key === null ? [] : ["-s", script]), target],
+    args: [
+      "-t2",
+      `-c${connections}`,
+      `-d${seconds}s`,
+      "--latency",
+      ...(key === null ? [] : ["-s", script]),
+      target,
+    ],
     stdout: "piped",
     stderr: "piped",
   }).output();
@@ -328,17 +355,24 @@ export async function benchStartup(opts: { quick: boolean }): Promise<Record<str
   let memory: Record<string, unknown>;
   let loadFigures: Record<string, unknown>;
   let through = "POST /mcp tools/call search";
+  let serveListing: Record<string, unknown> | null = null;
   const before = loggedCalls(dir, 0).head;
   try {
     const idle = await memoryOf(pid);
     const probe = await searchOnce(server.url, key, queries[0]!);
     if (probe.ok) {
-      loadFigures = await load(server.url, key, opts.quick ? 6 : 15, queries);
+      loadFigures = await load(server.url, key, opts.quick ? 6 : 15, searchBodies(queries));
     } else {
       through = `GET /healthz (a search through /mcp failed: ${probe.detail})`;
-      loadFigures = await load(server.url, null, opts.quick ? 6 : 15, queries);
+      loadFigures = await load(server.url, null, opts.quick ? 6 : 15, []);
     }
     const peak = await memoryOf(pid);
+    // Audited listings through serve itself (its workers running), after the memory figure.
+    if (probe.ok) {
+      const listedFrom = loggedCalls(dir, 0).head;
+      const listing = await load(server.url, key, opts.quick ? 3 : 10, [LIST_BODY], 50);
+      serveListing = { ...listing, audited: loggedCalls(dir, listedFrom).listings };
+    }
     memory = {
       idle_rss_mb: idle?.rss_mb ?? null,
       peak_rss_mb: peak?.hwm_mb ?? null,
@@ -358,6 +392,7 @@ export async function benchStartup(opts: { quick: boolean }): Promise<Record<str
     bare_deno_serve_healthz_ms: { median: round(bareStartMs, 0), all: bareMs.map((ms) => round(ms, 0)) },
     projections_rebuilt_at_start: rebuilt,
     memory_load: { through, ...loadFigures },
+    serve_list_documents: serveListing,
     ...memory,
     server_env: env,
   };
@@ -384,6 +419,18 @@ export async function benchStartup(opts: { quick: boolean }): Promise<Record<str
         `non-2xx ${loadFigures.non_2xx}, ${loadFigures.audited_searches} searches audited, ${loadFigures.audited_errors} of them errors`,
     }),
   ];
+  if (serveListing) {
+    rows.push(ratioRow({
+      figure: `audited list_documents through serve (${data.pages} pages, 50-item answers, 50 connections)`,
+      sergo: `${serveListing.calls_per_s}/s (p50 ${serveListing.p50_ms} ms, p99 ${serveListing.p99_ms} ms)`,
+      baseline: "",
+      ratio: null,
+      budget: null,
+      note: `shown, not budgeted (the budgeted figure is protocol.ts's); non-2xx ${serveListing.non_2xx}; ` +
+        `${serveListing.audited} calls audited, ${serveListing.requests} answers counted by wrk (it stops ` +
+        `counting with up to 50 calls in flight)`,
+    }));
+  }
   for (const row of rows) printRow(row);
   return { ...result, rows };
 }

@@ -21,8 +21,8 @@ import type { EventType } from "../../events/types.ts";
 
 /**
  * The events after which a worker may find something to do: a document to read
- * (uploaded, asked to be read again, a lease given up) or a PDF copy to make
- * (asked for, or its document's reading finished).
+ * (uploaded, or asked to be read again), a PDF copy to make (asked for, or its
+ * document's reading finished or failed), or a slot that a deleted document freed.
  */
 const WORK_EVENTS: ReadonlySet<EventType> = new Set<EventType>([
   "DocumentUploaded",

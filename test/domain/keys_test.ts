@@ -5,7 +5,20 @@ import { DomainError } from "../../src/domain/errors.ts";
 import { createFolder, ensureFolderPath } from "../../src/domain/folders.ts";
 import { changeAgentKey, createAgentKey, deleteAgentKey, rollAgentKey } from "../../src/domain/keys.ts";
 import { addPerson } from "../../src/domain/people.ts";
+import type { SergoApp } from "../../src/app.ts";
 import { tempApp } from "../helpers/temp.ts";
+
+/** Ava, and an agent key of hers that reads nothing. */
+async function avaWithKey(app: SergoApp) {
+  const ava = await addPerson(app, { name: "Ava Bennett", email: "ava@example.com" });
+  const { key, value } = await createAgentKey(app, {
+    personId: ava.person_id,
+    name: "kk",
+    description: "",
+    canRead: { folders: [], documents: [] },
+  }, "test");
+  return { ava, key, value };
+}
 
 function clock(start: string) {
   let now = new Date(start);
@@ -80,13 +93,7 @@ Deno.test("a key cannot be given another person's folder or document", async () 
 Deno.test("roll: the old value works until its grace ends; rolling again keeps the older value's own expiry", async () => {
   const c = clock("2026-11-29T12:00:00Z");
   await using t = await tempApp({ now: c.now });
-  const ava = await addPerson(t.app, { name: "Ava Bennett", email: "ava@example.com" });
-  const { key, value: v1 } = await createAgentKey(t.app, {
-    personId: ava.person_id,
-    name: "kk",
-    description: "",
-    canRead: { folders: [], documents: [] },
-  }, "test");
+  const { ava, key, value: v1 } = await avaWithKey(t.app);
   const r1 = await rollAgentKey(t.app, { personId: ava.person_id, keyId: key.key_id, grace: "24h" }, "test");
   assert.equal(r1.oldExpiresAt, "2026-11-30T12:00:00.000Z");
   c.advance(3_600_000);
@@ -114,13 +121,7 @@ Deno.test("roll: the old value works until its grace ends; rolling again keeps t
 Deno.test("roll with grace now stops the old value at once; delete stops every value", async () => {
   const c = clock("2026-11-29T12:00:00Z");
   await using t = await tempApp({ now: c.now });
-  const ava = await addPerson(t.app, { name: "Ava Bennett", email: "ava@example.com" });
-  const { key, value: v1 } = await createAgentKey(t.app, {
-    personId: ava.person_id,
-    name: "kk",
-    description: "",
-    canRead: { folders: [], documents: [] },
-  }, "test");
+  const { ava, key, value: v1 } = await avaWithKey(t.app);
   const r1 = await rollAgentKey(t.app, { personId: ava.person_id, keyId: key.key_id, grace: "now" }, "test");
   assert.equal(findCredential(t.app.db, hashSecret(v1), c.now()), undefined);
   const r2 = await rollAgentKey(t.app, { personId: ava.person_id, keyId: key.key_id, grace: "7d" }, "test");

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { createMcpEndpoint } from "../../src/mcp/endpoint.ts";
 import { Fixture } from "./_fixture.ts";
 
 /** Ids and key values of the shared data set. */
@@ -62,4 +63,17 @@ export async function buildWorld(): Promise<World> {
     keys: { all: all.value, decks: decksKey.value, single: single.value, empty: empty.value },
     keyIds: { all: all.keyId, decks: decksKey.keyId, single: single.keyId, empty: empty.keyId },
   };
+}
+
+/** The shared data set and an endpoint over it (a rate limit no test reaches by accident). */
+export async function buildWorldEndpoint(): Promise<
+  World & { endpoint: (request: Request) => Promise<Response> }
+> {
+  const world = await buildWorld();
+  const endpoint = createMcpEndpoint({
+    db: world.fixture.db,
+    store: world.fixture.store,
+    settings: { rateLimitPerSecond: 10_000 },
+  });
+  return { ...world, endpoint };
 }

@@ -6,15 +6,10 @@ import { createMcpEndpoint } from "../../src/mcp/endpoint.ts";
 import { createRenderPool } from "../../src/render/render_pool.ts";
 import { PageViews } from "../../src/render/page_cache.ts";
 import { callTool } from "./_fixture.ts";
-import { buildWorld } from "./_world.ts";
+import { buildWorldEndpoint } from "./_world.ts";
 
-const world = await buildWorld();
-const { fixture, keys, docs } = world;
-const endpoint = createMcpEndpoint({
-  db: fixture.db,
-  store: fixture.store,
-  settings: { rateLimitPerSecond: 10_000 },
-});
+const world = await buildWorldEndpoint();
+const { fixture, keys, docs, endpoint } = world;
 
 async function tool(key: string, name: string, args: Record<string, unknown>) {
   return await callTool(endpoint, key, name, args);

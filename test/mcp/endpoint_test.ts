@@ -6,15 +6,10 @@ import assert from "node:assert/strict";
 import { createMcpEndpoint } from "../../src/mcp/endpoint.ts";
 import { serveStdio } from "../../src/mcp/stdio.ts";
 import { callTool, failingStore, post } from "./_fixture.ts";
-import { buildWorld } from "./_world.ts";
+import { buildWorldEndpoint } from "./_world.ts";
 
-const world = await buildWorld();
-const { fixture, keys, docs } = world;
-const endpoint = createMcpEndpoint({
-  db: fixture.db,
-  store: fixture.store,
-  settings: { rateLimitPerSecond: 10_000 },
-});
+const world = await buildWorldEndpoint();
+const { fixture, keys, docs, endpoint } = world;
 const LIST = { jsonrpc: "2.0", id: 1, method: "tools/list" };
 
 Deno.test("auth: the reference's HTTP answers before MCP starts", async () => {

@@ -6,15 +6,10 @@ import assert from "node:assert/strict";
 import { createMcpEndpoint } from "../../src/mcp/endpoint.ts";
 import { pageOfPassages } from "../../src/mcp/tools/search.ts";
 import { callTool } from "./_fixture.ts";
-import { buildWorld } from "./_world.ts";
+import { buildWorldEndpoint } from "./_world.ts";
 
-const world = await buildWorld();
-const { fixture, keys, docs } = world;
-const endpoint = createMcpEndpoint({
-  db: fixture.db,
-  store: fixture.store,
-  settings: { rateLimitPerSecond: 10_000 },
-});
+const world = await buildWorldEndpoint();
+const { fixture, keys, docs, endpoint } = world;
 
 interface Group {
   document_id: string;

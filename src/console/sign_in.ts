@@ -45,14 +45,13 @@ export async function signIn(
   if (email.length > 320 || form.password.length > 1024) {
     return { ok: false, status: 400, message: "The email or password is too long.", email };
   }
-  const keys = [`email:${email.toLowerCase()}`, `address:${options.address}`];
-  const now = Date.now();
-  const wait = options.throttle.waitMs(keys, now);
-  if (wait > 0) {
+  // Counted before the hash runs: parallel attempts cannot all pass while it does.
+  const reservation = options.throttle.reserve({ email, address: options.address }, Date.now());
+  if ("waitMs" in reservation) {
     return {
       ok: false,
       status: 429,
-      message: `Too many failed sign-ins — wait ${describeWait(wait)} and try again.`,
+      message: `Too many failed sign-ins — wait ${describeWait(reservation.waitMs)} and try again.`,
       email,
     };
   }
@@ -61,11 +60,8 @@ export async function signIn(
   const good = stored === null
     ? (await verifyPassword(form.password, await (dummyHash ??= hashPassword("not a password"))), false)
     : await verifyPassword(form.password, stored);
-  if (!person || !good) {
-    options.throttle.fail(keys, Date.now());
-    return { ok: false, status: 401, message: "The email or password is wrong.", email };
-  }
-  options.throttle.succeed(keys);
+  if (!person || !good) return { ok: false, status: 401, message: "The email or password is wrong.", email };
+  reservation.succeed();
   const token = await issueLoginToken(
     services.app,
     { personId: person.person_id },

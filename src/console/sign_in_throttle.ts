@@ -1,82 +1,149 @@
 /**
- * Slows down repeated failed sign-ins, per email and per client address, in
- * memory: a few failures are free, then each further attempt must wait twice
- * as long as the one before (up to 15 minutes).
+ * Slows down repeated failed sign-ins, in memory, counting each attempt
+ * before its password is checked (so parallel attempts cannot all slip past
+ * the count while the hash runs). Three counts, each with its own allowance:
+ *
+ * - one account from one address: a few failures are free, then each further
+ *   attempt waits twice as long as the one before, up to 15 minutes;
+ * - one address over all accounts (guessing many accounts): many more free,
+ *   then the same back-off — it slows that address only, never an account;
+ * - one account from every address (a guess spread over many addresses): a
+ *   slower back-off capped at a minute, and none at all from an address that
+ *   signed in to the account before, so its owner is never locked out.
  *
  * @module
  */
 
 /** Options of {@linkcode SignInThrottle}. */
 export interface SignInThrottleOptions {
-  /** Failures allowed before attempts must wait. */
+  /** Failures of one account from one address allowed before attempts must wait. */
   freeFailures?: number;
   /** The first wait, doubled at each further failure. */
   firstWaitMs?: number;
-  /** The longest wait. */
+  /** The longest wait for one account from one address, and for one address. */
   maxWaitMs?: number;
+  /** Failures from one address (any account) allowed before that address must wait. */
+  addressFreeFailures?: number;
+  /** Failures of one account (any address) allowed before new addresses must wait. */
+  accountFreeFailures?: number;
+  /** The longest wait for one account over all addresses. */
+  accountMaxWaitMs?: number;
   /** How long failures are remembered after the last one. */
   forgetAfterMs?: number;
-  /** How many emails and addresses are tracked at most (the oldest are forgotten). */
+  /** How many counts (and known addresses) are tracked at most (the oldest are forgotten). */
   maxEntries?: number;
 }
 
-interface Failures {
+/** Who is signing in. */
+export interface SignInAttempter {
+  email: string;
+  address: string;
+}
+
+/** An attempt that may go ahead: say how it ended. */
+export interface SignInReservation {
+  /** The password was right: forget the account's failures and remember the address. */
+  succeed(): void;
+}
+
+interface Count {
   count: number;
   last: number;
 }
 
-/** Counts failed sign-ins and says how long to wait before the next attempt. */
+interface Rule {
+  key: string;
+  free: number;
+  maxWait: number;
+}
+
+/** Counts sign-in attempts and says how long to wait before the next one. */
 export class SignInThrottle {
-  readonly #entries = new Map<string, Failures>();
+  readonly #counts = new Map<string, Count>();
+  readonly #known = new Map<string, true>();
   readonly #free: number;
   readonly #first: number;
   readonly #max: number;
+  readonly #addressFree: number;
+  readonly #accountFree: number;
+  readonly #accountMax: number;
   readonly #forget: number;
   readonly #maxEntries: number;
 
-  /** Creates a throttle; the defaults allow 5 failures, then wait 1 s, 2 s, 4 s… up to 15 minutes. */
+  /**
+   * Creates a throttle. The defaults: 5 failures of an account from an address,
+   * then wait 1 s, 2 s, 4 s… up to 15 minutes; 50 from an address over all
+   * accounts, the same back-off; 20 of an account over all addresses, then up to
+   * a minute, except from addresses it signed in from before.
+   */
   constructor(options: SignInThrottleOptions = {}) {
     this.#free = options.freeFailures ?? 5;
     this.#first = options.firstWaitMs ?? 1000;
     this.#max = options.maxWaitMs ?? 15 * 60_000;
+    this.#addressFree = options.addressFreeFailures ?? 50;
+    this.#accountFree = options.accountFreeFailures ?? 20;
+    this.#accountMax = options.accountMaxWaitMs ?? 60_000;
     this.#forget = options.forgetAfterMs ?? 60 * 60_000;
     this.#maxEntries = options.maxEntries ?? 10_000;
   }
 
-  /** How many milliseconds the attempt for these keys (email, address) must still wait; 0 when it may go ahead. */
-  waitMs(keys: readonly string[], now: number): number {
+  /**
+   * Counts an attempt before its password is checked. Returns how long it must
+   * still wait (and counts nothing) when it may not go ahead, or a reservation:
+   * the attempt counts as a failure unless it {@linkcode SignInReservation.succeed}s.
+   */
+  reserve(who: SignInAttempter, now: number): { waitMs: number } | SignInReservation {
+    const email = who.email.toLowerCase();
+    const pair = `pair:${email}\n${who.address}`;
+    const rules: Rule[] = [
+      { key: pair, free: this.#free, maxWait: this.#max },
+      { key: `address:${who.address}`, free: this.#addressFree, maxWait: this.#max },
+    ];
+    if (!this.#known.has(pair)) {
+      rules.push({ key: `account:${email}`, free: this.#accountFree, maxWait: this.#accountMax });
+    }
     let wait = 0;
-    for (const key of keys) {
-      const entry = this.#entries.get(key);
-      if (!entry) continue;
-      if (now - entry.last > this.#forget) {
-        this.#entries.delete(key);
-        continue;
-      }
-      if (entry.count < this.#free) continue;
-      const delay = Math.min(this.#max, this.#first * 2 ** (entry.count - this.#free));
-      wait = Math.max(wait, entry.last + delay - now);
-    }
-    return Math.max(0, wait);
+    for (const rule of rules) wait = Math.max(wait, this.#waitFor(rule, now));
+    if (wait > 0) return { waitMs: wait };
+    for (const rule of rules) this.#count(rule.key, now);
+    return {
+      succeed: () => {
+        this.#counts.delete(pair);
+        this.#counts.delete(`account:${email}`);
+        const address = this.#counts.get(`address:${who.address}`);
+        if (address) address.count = Math.max(0, address.count - 1);
+        this.#known.delete(pair);
+        this.#known.set(pair, true);
+        this.#trim(this.#known);
+      },
+    };
   }
 
-  /** Records a failed attempt for these keys. */
-  fail(keys: readonly string[], now: number): void {
-    for (const key of keys) {
-      const entry = this.#entries.get(key);
-      this.#entries.delete(key);
-      this.#entries.set(key, { count: (entry?.count ?? 0) + 1, last: now });
+  #waitFor(rule: Rule, now: number): number {
+    const entry = this.#counts.get(rule.key);
+    if (!entry) return 0;
+    if (now - entry.last > this.#forget) {
+      this.#counts.delete(rule.key);
+      return 0;
     }
-    while (this.#entries.size > this.#maxEntries) {
-      const oldest = this.#entries.keys().next().value;
+    if (entry.count < rule.free) return 0;
+    const delay = Math.min(rule.maxWait, this.#first * 2 ** (entry.count - rule.free));
+    return Math.max(0, entry.last + delay - now);
+  }
+
+  #count(key: string, now: number): void {
+    const entry = this.#counts.get(key);
+    this.#counts.delete(key);
+    this.#counts.set(key, { count: (entry?.count ?? 0) + 1, last: now });
+    this.#trim(this.#counts);
+  }
+
+  #trim(map: Map<string, unknown>): void {
+    while (map.size > this.#maxEntries) {
+      const oldest = map.keys().next().value;
       if (oldest === undefined) break;
-      this.#entries.delete(oldest);
+      map.delete(oldest);
     }
-  }
-
-  /** Forgets the failures of these keys after a successful sign-in. */
-  succeed(keys: readonly string[]): void {
-    for (const key of keys) this.#entries.delete(key);
   }
 }
 

@@ -80,20 +80,37 @@ export const MODULES: readonly BenchModule[] = [
         }));
       }
       const quality = obj(r.quality);
-      if (Object.keys(quality).length > 0) {
-        const sergo = obj(quality.sergo);
-        const plain = obj(quality.plain_bm25_or);
-        const sr = num(sergo.recall_at_10), sm = num(sergo.mrr);
-        const pr = num(plain.recall_at_10), pm = num(plain.mrr);
-        const above = sr !== null && sm !== null && pr !== null && pm !== null ? sr >= pr && sm > pm : null;
-        rows.push({
-          figure: `search quality, ${show(quality.questions)} questions (recall@10, MRR)`,
+      const sergo = obj(quality.sergo);
+      const plain = obj(quality.plain_bm25_or);
+      const qualityRow = (figure: string, s: Figures, p: Figures): SummaryRow => {
+        const sr = num(s.recall_at_10), sm = num(s.mrr);
+        const pr = num(p.recall_at_10), pm = num(p.mrr);
+        return {
+          figure,
           sergo: `${show(sr)}, ${show(sm)}`,
           baseline: `${show(pr)}, ${show(pm)}`,
           ratio: sm !== null && pm ? round(sm / pm, 3) : null,
           budget: "above plain bm25",
-          pass: above,
-        });
+          pass: sr !== null && sm !== null && pr !== null && pm !== null ? sr > pr && sm > pm : null,
+        };
+      };
+      if (Object.keys(sergo).length > 0) {
+        for (const part of ["overall", "tuning", "held_out"]) {
+          const s = obj(sergo[part]);
+          rows.push(qualityRow(
+            `search quality, ${part.replace("_", "-")} (${show(s.questions)} q.): recall@10, MRR`,
+            s,
+            obj(plain[part]),
+          ));
+        }
+        const kinds = obj(sergo.kinds);
+        for (const [kind, value] of Object.entries(kinds)) {
+          const s = obj(value);
+          if ((num(s.questions) ?? 0) < 15) continue;
+          rows.push(qualityRow(`  kind ${kind} (${show(s.questions)} q.)`, s, obj(obj(plain.kinds)[kind])));
+        }
+        const old = obj(quality.search_eval_58);
+        rows.push(qualityRow("search quality, older 58 questions", obj(old.sergo), obj(old.plain_bm25_or)));
       }
       return rows;
     },

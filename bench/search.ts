@@ -1,8 +1,8 @@
 /**
  * Search benchmark (issue 9): speed of `searchPassages` against a plain FTS5
  * bm25 OR query over the same pages, at 1k, 10k, 100k (and 1M in the full
- * run) pages made from the corpus text; and quality (recall@10, MRR) on the
- * questions of `search_eval.json` over the real corpus pages.
+ * run) pages made from the corpus text; and quality (recall@10, MRR) over the
+ * real corpus pages, in `_search_quality.ts`.
  *
  * Run alone: `deno run -A bench/search.ts [--quick] [--sizes=1000,100000]`.
  *
@@ -13,6 +13,7 @@ import type { ProcessedPage, RecordedEvent } from "../events/types.ts";
 import { openProjector } from "../projections/projector.ts";
 import { searchIndexProjection, searchPassages } from "../projections/search_index.ts";
 import { type CorpusFile, loadCorpus } from "./_corpus_text.ts";
+import { benchQuality } from "./_search_quality.ts";
 
 /** Options of {@linkcode benchSearch}. */
 export interface BenchSearchOptions {
@@ -20,13 +21,6 @@ export interface BenchSearchOptions {
   quick: boolean;
   /** Page counts to measure, instead of the defaults. */
   sizes?: number[];
-}
-
-/** One question of the quality set, with the pages that answer it. */
-export interface EvalQuestion {
-  question: string;
-  file: string;
-  pages: number[];
 }
 
 const DATA = new URL("./data/", import.meta.url);
@@ -278,107 +272,6 @@ async function benchSize(corpus: CorpusFile[], size: number): Promise<Record<str
   };
   console.error(JSON.stringify(result));
   return result;
-}
-
-/** Recall@10 and MRR of Sergo's search and the plain baseline on the questions of `search_eval.json`. */
-async function benchQuality(corpus: CorpusFile[]): Promise<Record<string, unknown>> {
-  const questions = JSON.parse(
-    await Deno.readTextFile(new URL("./search_eval.json", import.meta.url)),
-  ) as EvalQuestion[];
-  const projector = openProjector(":memory:", [searchIndexProjection]);
-  const plain = new DatabaseSync(":memory:");
-  plain.exec("CREATE VIRTUAL TABLE plain USING fts5 (text, tokenize = 'porter unicode61')");
-  const insertPlain = plain.prepare("INSERT INTO plain (rowid, text) VALUES (?, ?)");
-  const plainPages: Array<{ file: string; page: number }> = [];
-  const events: RecordedEvent[] = [];
-  for (const [index, { file, pages }] of corpus.entries()) {
-    events.push(recorded(events.length + 1, {
-      type: "DocumentUploaded",
-      data: {
-        document_id: `d${index}`,
-        person_id: PERSON,
-        folder_id: "corpus",
-        name: file.split("/").at(-1)!,
-        type: "pdf",
-        size: 1,
-        sha256: "0".repeat(64),
-        preset: "basic",
-      },
-    }));
-    const processed = pages.map((text, i) => ({ page: i + 1, text, marked: false, image_only: false }));
-    events.push(recorded(events.length + 1, {
-      type: "DocumentProcessed",
-      data: {
-        document_id: `d${index}`,
-        preset: "basic",
-        page_count: pages.length,
-        pages_estimated: false,
-        pages: processed,
-      },
-    }));
-    pages.forEach((text, i) => {
-      plainPages.push({ file, page: i + 1 });
-      insertPlain.run(plainPages.length, text);
-    });
-  }
-  projector.applyBatch(events);
-  const fileOf = new Map(corpus.map(({ file }, index) => [`d${index}`, file]));
-  const documentOf = new Map(corpus.map(({ file }, index) => [file, `d${index}`]));
-  const rowidsOf = (file: string) => {
-    const rowids = plainPages.flatMap((page, i) => (page.file === file ? [i + 1] : []));
-    return [rowids[0] ?? 0, rowids.at(-1) ?? 0] as const;
-  };
-  const runs = {
-    sergo: { recall: 0, mrr: 0 },
-    plain_bm25_or: { recall: 0, mrr: 0 },
-    sergo_in_its_file: { recall: 0, mrr: 0 },
-    plain_bm25_or_in_its_file: { recall: 0, mrr: 0 },
-  };
-  const misses: string[] = [];
-  for (const question of questions) {
-    const sergoPages = (documentIds: string[] | null) =>
-      searchPassages(projector.db, {
-        personId: PERSON,
-        folderIds: documentIds ? [] : null,
-        documentIds: documentIds ?? [],
-        query: question.question,
-        depth: DEPTH,
-      }).map((hit) => `${fileOf.get(hit.document_id)}#${hit.page}`);
-    const plainPagesFound = (range?: readonly [number, number]) =>
-      plainSearch(plain, question.question, DEPTH, range)
-        .map((rowid) => plainPages[rowid - 1]!)
-        .map(({ file, page }) => `${file}#${page}`);
-    const wanted = new Set(question.pages.map((page) => `${question.file}#${page}`));
-    const results = {
-      sergo: sergoPages(null),
-      plain_bm25_or: plainPagesFound(),
-      sergo_in_its_file: sergoPages([documentOf.get(question.file) ?? ""]),
-      plain_bm25_or_in_its_file: plainPagesFound(rowidsOf(question.file)),
-    };
-    for (const [name, ranked] of Object.entries(results) as Array<[keyof typeof runs, string[]]>) {
-      const distinct = [...new Set(ranked)].slice(0, 10);
-      const at = distinct.findIndex((page) => wanted.has(page));
-      if (at >= 0) {
-        runs[name].recall += 1;
-        runs[name].mrr += 1 / (at + 1);
-      } else if (name === "sergo") misses.push(question.question);
-    }
-  }
-  projector.close();
-  plain.close();
-  const n = questions.length;
-  const figures = (run: { recall: number; mrr: number }) => ({
-    recall_at_10: round(run.recall / n, 3),
-    mrr: round(run.mrr / n, 3),
-  });
-  return {
-    questions: n,
-    sergo: figures(runs.sergo),
-    plain_bm25_or: figures(runs.plain_bm25_or),
-    sergo_in_its_file: figures(runs.sergo_in_its_file),
-    plain_bm25_or_in_its_file: figures(runs.plain_bm25_or_in_its_file),
-    sergo_misses: misses,
-  };
 }
 
 if (import.meta.main) {

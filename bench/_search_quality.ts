@@ -1,0 +1,242 @@
+/**
+ * Search quality (issue 15): recall@10 and MRR of Sergo's search beside a
+ * plain FTS5 bm25 OR query over the same corpus pages, in the same run, on two
+ * question sets:
+ *
+ * - `search_questions.json`, the main set: questions written from the corpus
+ *   pages' text (not from what Sergo returns), in many languages, tagged with
+ *   kinds, split by id into a tuning part and a held-out part. Each carries
+ *   `evidence`, a phrase copied from its first answer page: a question whose
+ *   evidence is not on that page (as `_corpus_text.ts` reads it) fails the
+ *   benchmark, so the set cannot drift from the pages it names.
+ * - `search_eval.json`, the older 58 questions (secondary).
+ *
+ * Figures are reported overall, for the tuning and held-out parts, and per
+ * kind (with the number of questions of each).
+ *
+ * @module
+ */
+import { DatabaseSync } from "node:sqlite";
+import type { DocumentType, RecordedEvent } from "../events/types.ts";
+import { openProjector } from "../projections/projector.ts";
+import { searchIndexProjection, searchPassages } from "../projections/search_index.ts";
+import type { CorpusFile } from "./_corpus_text.ts";
+
+/** One question of the main set. */
+export interface QualityQuestion {
+  id: number;
+  /** `tuning` questions may guide changes to the ranking; `held-out` ones never do. */
+  split: "tuning" | "held-out";
+  question: string;
+  /** The question's language (ISO 639-1). */
+  language: string;
+  /** The language of the answer page. */
+  document_language: string;
+  /** What the question exercises: same-language, cross-language, paraphrase, keyword, exact, table, … */
+  kinds: string[];
+  /** The pages that answer it: any of them counts. */
+  answers: Array<{ file: string; pages: number[] }>;
+  /** A phrase copied from the first answer page. */
+  evidence: string;
+}
+
+/** One question of the older set. */
+interface OldQuestion {
+  question: string;
+  file: string;
+  pages: number[];
+}
+
+/** A search to measure: the query's pages (`file#page`) in rank order. */
+export type PageSearch = (query: string) => string[];
+
+/** Recall@10 and MRR of one search over some questions. */
+export interface Figures {
+  questions: number;
+  recall_at_10: number;
+  mrr: number;
+}
+
+const PERSON = "bench-person";
+const DEPTH = 50;
+const round = (value: number, digits = 3) => Math.round(value * 10 ** digits) / 10 ** digits;
+const normalize = (text: string) => text.normalize("NFC").replace(/\s+/g, " ").trim();
+
+/** Reads the main set and checks every question's evidence against its page. */
+export async function loadQuestions(corpus: CorpusFile[]): Promise<QualityQuestion[]> {
+  const questions = JSON.parse(
+    await Deno.readTextFile(new URL("./search_questions.json", import.meta.url)),
+  ) as QualityQuestion[];
+  const pages = new Map(corpus.map((file) => [file.file, file.pages]));
+  for (const question of questions) {
+    const first = question.answers[0];
+    const text = first ? pages.get(first.file)?.[first.pages[0]! - 1] : undefined;
+    if (text === undefined || !normalize(text).includes(normalize(question.evidence))) {
+      throw new Error(
+        `Question ${question.id} names a page without its evidence: "${question.evidence}" is not on ${first?.file} page ${
+          first?.pages[0]
+        }`,
+      );
+    }
+  }
+  return questions;
+}
+
+/** The rank (1-based) of the first answer page among the first 10 distinct pages, or 0. */
+function rankOf(found: string[], wanted: ReadonlySet<string>): number {
+  const distinct = [...new Set(found)].slice(0, 10);
+  return distinct.findIndex((page) => wanted.has(page)) + 1;
+}
+
+function figuresOf(ranks: number[]): Figures {
+  const n = ranks.length;
+  return {
+    questions: n,
+    recall_at_10: n ? round(ranks.filter((rank) => rank > 0).length / n) : 0,
+    mrr: n ? round(ranks.reduce((sum, rank) => sum + (rank > 0 ? 1 / rank : 0), 0) / n) : 0,
+  };
+}
+
+/** Figures of one search on the main set: overall, per part, per kind, and the held-out misses. */
+export function scoreSearch(questions: QualityQuestion[], search: PageSearch): Record<string, unknown> {
+  const ranks = new Map<number, number>();
+  for (const question of questions) {
+    const wanted = new Set(
+      question.answers.flatMap(({ file, pages }) => pages.map((page) => `${file}#${page}`)),
+    );
+    ranks.set(question.id, rankOf(search(question.question), wanted));
+  }
+  const of = (subset: QualityQuestion[]) => figuresOf(subset.map((question) => ranks.get(question.id)!));
+  const kinds = [...new Set(questions.flatMap((question) => question.kinds))].sort();
+  const byKind = (subset: QualityQuestion[]) =>
+    Object.fromEntries(
+      kinds.map((kind) => [kind, of(subset.filter((question) => question.kinds.includes(kind)))]),
+    );
+  const tuning = questions.filter((question) => question.split === "tuning");
+  const heldOut = questions.filter((question) => question.split === "held-out");
+  return {
+    overall: of(questions),
+    tuning: of(tuning),
+    held_out: of(heldOut),
+    kinds: byKind(questions),
+    held_out_kinds: byKind(heldOut),
+    ranks: Object.fromEntries(ranks),
+  };
+}
+
+/** The corpus indexed twice: by Sergo's projection and as a plain FTS5 table, one row per page. */
+export interface QualityIndexes {
+  sergo: PageSearch;
+  plain: PageSearch;
+  close(): void;
+}
+
+/** Builds both indexes over the corpus pages. */
+export function buildQualityIndexes(corpus: CorpusFile[]): QualityIndexes {
+  const projector = openProjector(":memory:", [searchIndexProjection]);
+  const plain = new DatabaseSync(":memory:");
+  plain.exec("CREATE VIRTUAL TABLE plain USING fts5 (text, tokenize = 'porter unicode61')");
+  const insertPlain = plain.prepare("INSERT INTO plain (rowid, text) VALUES (?, ?)");
+  const plainPages: string[] = [];
+  const events: RecordedEvent[] = [];
+  const recorded = (event: Pick<RecordedEvent, "type" | "data">): RecordedEvent =>
+    ({
+      ...event,
+      metadata: { time: "2026-01-01T00:00:00.000Z" },
+      position: events.length + 1,
+      stream: `document-${events.length + 1}`,
+      stream_version: 1,
+      schema_version: 1,
+      prev_hash: "0".repeat(64),
+      hash: "0".repeat(64),
+    }) as RecordedEvent;
+  for (const [index, { file, pages }] of corpus.entries()) {
+    const type = file.split(".").at(-1) as DocumentType;
+    events.push(recorded({
+      type: "DocumentUploaded",
+      data: {
+        document_id: `d${index}`,
+        person_id: PERSON,
+        folder_id: "corpus",
+        name: file.split("/").at(-1)!,
+        type,
+        size: 1,
+        sha256: "0".repeat(64),
+        preset: "basic",
+      },
+    }));
+    events.push(recorded({
+      type: "DocumentProcessed",
+      data: {
+        document_id: `d${index}`,
+        preset: "basic",
+        page_count: pages.length,
+        pages_estimated: false,
+        pages: pages.map((text, i) => ({ page: i + 1, text, marked: false, image_only: false })),
+      },
+    }));
+    pages.forEach((text, i) => {
+      plainPages.push(`${file}#${i + 1}`);
+      insertPlain.run(plainPages.length, text);
+    });
+  }
+  projector.applyBatch(events);
+  const fileOf = new Map(corpus.map(({ file }, index) => [`d${index}`, file]));
+  const searchPlain = plain.prepare("SELECT rowid FROM plain WHERE plain MATCH ? ORDER BY rank LIMIT ?");
+  return {
+    sergo: (query) =>
+      searchPassages(projector.db, {
+        personId: PERSON,
+        folderIds: null,
+        documentIds: [],
+        query,
+        depth: DEPTH,
+      })
+        .map((hit) => `${fileOf.get(hit.document_id)}#${hit.page}`),
+    plain: (query) => {
+      const words = [...new Set(query.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])];
+      if (words.length === 0) return [];
+      const rows = searchPlain.all(words.map((word) => `"${word}"`).join(" OR "), DEPTH) as Array<
+        { rowid: number }
+      >;
+      return rows.map((row) => plainPages[row.rowid - 1]!);
+    },
+    close() {
+      projector.close();
+      plain.close();
+    },
+  };
+}
+
+/** Recall@10 and MRR of Sergo and plain bm25 on both sets. */
+export async function benchQuality(corpus: CorpusFile[]): Promise<Record<string, unknown>> {
+  const questions = await loadQuestions(corpus);
+  const old = JSON.parse(
+    await Deno.readTextFile(new URL("./search_eval.json", import.meta.url)),
+  ) as OldQuestion[];
+  const indexes = buildQualityIndexes(corpus);
+  try {
+    const sergo = scoreSearch(questions, indexes.sergo);
+    const plain = scoreSearch(questions, indexes.plain);
+    const oldFigures = (search: PageSearch) =>
+      figuresOf(
+        old.map((q) => rankOf(search(q.question), new Set(q.pages.map((page) => `${q.file}#${page}`)))),
+      );
+    const misses = questions
+      .filter((question) => question.split === "held-out" && obj(sergo.ranks)[question.id] === 0)
+      .map((question) => `${question.id}: ${question.question}`);
+    return {
+      questions: questions.length,
+      sergo: { ...sergo, ranks: undefined },
+      plain_bm25_or: { ...plain, ranks: undefined },
+      held_out_misses: misses,
+      search_eval_58: { sergo: oldFigures(indexes.sergo), plain_bm25_or: oldFigures(indexes.plain) },
+    };
+  } finally {
+    indexes.close();
+  }
+}
+
+function obj(value: unknown): Record<string, unknown> {
+  return value !== null && typeof value === "object" ? value as Record<string, unknown> : {};
+}

@@ -13,6 +13,7 @@ import { ProcessingWorker } from "../workers/processing_worker.ts";
 import { createHandler } from "../http/server.ts";
 import { createApi } from "../http/api.ts";
 import { createMcpEndpoint } from "../mcp/endpoint.ts";
+import { agentKeyAuthenticator, createSseTransport } from "../mcp/transports/sse.ts";
 import { createServices, type Services } from "../services.ts";
 import { createConsole } from "../console/mod.ts";
 import { ensureSigningKey } from "../audit/signing_key.ts";
@@ -32,6 +33,9 @@ const WORK_EVENTS: ReadonlySet<EventType> = new Set<EventType>([
   "PdfCopyRequested",
   "DocumentDeleted",
 ]);
+
+/** The events after which an open SSE session's key may have stopped working. */
+const KEY_EVENTS: ReadonlySet<EventType> = new Set<EventType>(["AgentKeyDeleted", "AgentKeyRolled"]);
 
 /** How often workers look for documents whose lease (another process's) has run out. */
 const LEASE_CHECK_MS = 5_000;
@@ -76,9 +80,21 @@ export async function startServer(
   const leaseCheck = setInterval(kick, LEASE_CHECK_MS);
   kick();
 
+  const mcp = createMcpEndpoint(services.mcpDeps);
+  const sse = createSseTransport({
+    mcp,
+    authenticate: agentKeyAuthenticator(app.db),
+    allowedOrigins: config.allowedOrigins,
+    now: app.now,
+  });
+  // An SSE session ends as soon as its key stops working, not only at the next recheck.
+  app.onApplied((events) => {
+    if (events.some((event) => KEY_EVENTS.has(event.type))) sse.recheck();
+  });
   const handler = createHandler({
     app,
-    mcp: createMcpEndpoint(services.mcpDeps),
+    mcp,
+    sse: sse.handle,
     api: createApi(services),
     console: services.console,
     health: services.health,
@@ -107,6 +123,7 @@ export async function startServer(
   const stop = () =>
     stopping ??= (async () => {
       clearInterval(leaseCheck);
+      sse.close(); // open streams would hold the shutdown forever
       await server.shutdown();
       await worker.stop();
       await services.close();

@@ -1,5 +1,5 @@
 /**
- * The HTTP surface: `/healthz`, `/mcp`, `/api/…` and the console, as one
+ * The HTTP surface: `/healthz`, `/mcp`, `/sse`, `/api/…` and the console, as one
  * handler `(Request) → Promise<Response>` that tests call without a port.
  *
  * @module
@@ -16,6 +16,8 @@ export interface HttpDeps {
   app: SergoApp;
   /** The `/mcp` endpoint. */
   mcp?: Handler;
+  /** The legacy HTTP+SSE transport: `/sse` and `/sse/messages`. */
+  sse?: Handler;
   /** The REST API under `/api/`. */
   api?: Handler;
   /** The console under `/`. */
@@ -41,6 +43,9 @@ export function createHandler(deps: HttpDeps): Handler {
         });
       }
       if (url.pathname === "/mcp" && deps.mcp) return await deps.mcp(request, info);
+      if ((url.pathname === "/sse" || url.pathname === "/sse/messages") && deps.sse) {
+        return await deps.sse(request, info);
+      }
       if ((url.pathname === "/api" || url.pathname.startsWith("/api/")) && deps.api) {
         return await deps.api(request, info);
       }

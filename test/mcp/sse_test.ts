@@ -6,8 +6,16 @@
  */
 import assert from "node:assert/strict";
 import { createMcpEndpoint } from "../../src/mcp/endpoint.ts";
-import { agentKeyAuthenticator, createSseTransport, type SseTransport } from "../../src/mcp/transports/sse.ts";
+import {
+  agentKeyAuthenticator,
+  createSseTransport,
+  type SseTransport,
+} from "../../src/mcp/transports/sse.ts";
 import { buildWorld, type World } from "./_world.ts";
+import { startServer } from "../../src/cli/serve.ts";
+import { loadConfig } from "../../src/config.ts";
+import { addPerson } from "../../src/domain/people.ts";
+import { createAgentKey, deleteAgentKey } from "../../src/domain/keys.ts";
 
 const PYTHON_CLIENT = new URL("../clients/python_sse.py", import.meta.url).pathname;
 
@@ -224,4 +232,36 @@ Deno.test("a key has a bounded number of SSE sessions; closing one frees its pla
   await second.reader.cancel();
   await other.reader.cancel();
   await again.reader.cancel();
+});
+
+Deno.test("serve mounts /sse, ends a session when its key is deleted, and stops with a stream open", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "sergo-sse-" });
+  const running = await startServer({ ...loadConfig(["--data", dir, "--port", "0"]) }, { quiet: true });
+  try {
+    const person = await addPerson(running.app, { name: "Ava Bennett", email: "ava@example.com" });
+    const { key, value } = await createAgentKey(running.app, {
+      personId: person.person_id,
+      name: "nothing",
+      description: "",
+      canRead: { folders: [], documents: [] },
+    }, "cli");
+    const first = await openStream(running.url, value);
+    await deleteAgentKey(running.app, { personId: person.person_id, keyId: key.key_id }, "cli");
+    assert.equal((await readEvents(first.reader, 1)).ended, true);
+    const gone = await fetch(`${running.url}/sse`, { headers: { authorization: `Bearer ${value}` } });
+    assert.equal(gone.status, 401);
+    await gone.body?.cancel();
+    const other = await createAgentKey(running.app, {
+      personId: person.person_id,
+      name: "other",
+      description: "",
+      canRead: { folders: [], documents: [] },
+    }, "cli");
+    const open = await openStream(running.url, other.value);
+    await running.stop();
+    assert.equal((await readEvents(open.reader, 1)).ended, true);
+  } finally {
+    await running.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
 });

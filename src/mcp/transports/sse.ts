@@ -217,7 +217,9 @@ export function createSseTransport(deps: SseDeps): SseTransport {
       const path = new URL(request.url).pathname;
       if (path === SSE_PATH) {
         if (request.method !== "GET") {
-          return Promise.resolve(rpcError(405, "Method not allowed: open the stream with GET.", { allow: "GET" }));
+          return Promise.resolve(
+            rpcError(405, "Method not allowed: open the stream with GET.", { allow: "GET" }),
+          );
         }
         return Promise.resolve(open(request));
       }

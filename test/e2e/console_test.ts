@@ -21,20 +21,12 @@ import {
 } from "./_console_server.ts";
 import { loadPlaywright } from "./_playwright.ts";
 import { CORPUS_DIR } from "../helpers/corpus.ts";
+import { needs } from "../helpers/dependencies.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
 const CORPUS = `${CORPUS_DIR}/`;
 const DECK = `${CORPUS}pptx/markitdown-test-deck-chart-table.pptx`;
 const NOTES = `${CORPUS}text/markitdown-readme.md`;
 const ARTIFACTS = new URL("../artifacts/console/", import.meta.url);
-
-const chromiumMissing = await Deno.stat(CHROMIUM).then(() => false, () => true);
-if (chromiumMissing) {
-  console.error(
-    `\n!!! SKIPPING the console end-to-end test: Chromium is not installed at ${CHROMIUM}. ` +
-      "Install the Debian package `chromium` to run it.\n",
-  );
-}
 
 async function shot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: new URL(`${name}.png`, ARTIFACTS).pathname, fullPage: true });
@@ -95,10 +87,10 @@ async function dropFiles(
 
 Deno.test({
   name: "the console: sign in, documents, keys used over MCP, roll, delete, audit and bad input",
-  ignore: chromiumMissing,
   sanitizeOps: false,
   sanitizeResources: false,
   async fn(t) {
+    const chromiumPath = await needs("chromium");
     await Deno.mkdir(ARTIFACTS, { recursive: true });
     await using server: ConsoleServer = await startConsoleServer();
     const { url, running } = server;
@@ -107,7 +99,7 @@ Deno.test({
     const profile = await Deno.makeTempDir({ prefix: "sergo-chromium-" });
     const { chromium } = await loadPlaywright();
     const context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
+      executablePath: chromiumPath,
       headless: true,
       args: [
         "--no-sandbox",

@@ -1,17 +1,17 @@
 import assert from "node:assert/strict";
 import { strFromU8, unzipSync } from "fflate";
-import { checkCopy, converterAvailable, convertToPdf, PdfCopyError } from "../../src/pdf_copy/libreoffice.ts";
+import {
+  checkCopy,
+  converterAvailable,
+  convertToPdf,
+  NOT_INSTALLED,
+  PdfCopyError,
+} from "../../src/pdf_copy/libreoffice.ts";
 import { pdfPageTexts } from "../../src/pdf_copy/page_matching.ts";
 import { CORPUS_DIR } from "../helpers/corpus.ts";
+import { needs } from "../helpers/dependencies.ts";
 
 const CORPUS = `${CORPUS_DIR}`;
-const available = (await converterAvailable()).ok;
-if (!available) {
-  console.warn(
-    "\n!!! SKIPPING LibreOffice PDF copy tests: soffice is not installed " +
-      "(apt-get install libreoffice-impress-nogui libreoffice-writer-nogui) !!!\n",
-  );
-}
 
 /** Slides listed in the deck's presentation.xml (hidden ones included). */
 function slideCount(pptx: Uint8Array): number {
@@ -32,16 +32,38 @@ async function liveCopyProcesses(): Promise<string[]> {
     .filter((line) => line.includes("sergo-pdf-copy-") && !line.trim().startsWith("Z"));
 }
 
-Deno.test("converterAvailable names the LibreOffice version (or what to install)", async () => {
+Deno.test("converterAvailable names the installed LibreOffice's version", async () => {
+  await needs("soffice");
   const answer = await converterAvailable();
-  if (answer.ok) assert.match(answer.detail, /^LibreOffice \d+\.\d+/);
-  else assert.match(answer.detail, /^LibreOffice is not installed: install the Debian packages/);
+  assert.equal(answer.ok, true, answer.detail);
+  assert.match(answer.detail, /^LibreOffice \d+\.\d+/);
+});
+
+Deno.test("without soffice on PATH, converterAvailable and convertToPdf say what to install", async () => {
+  const script = `
+    import { converterAvailable, convertToPdf } from ${
+    JSON.stringify(import.meta.resolve("../../src/pdf_copy/libreoffice.ts"))
+  };
+    const answer = await converterAvailable();
+    const copy = await convertToPdf(new Uint8Array([1]), "txt").then(() => "made", (error) => error.message);
+    console.log(JSON.stringify({ answer, copy }));`;
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["eval", "--ext=ts", script],
+    env: { PATH: "/nonexistent" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.ok(out.success, new TextDecoder().decode(out.stderr));
+  assert.deepEqual(JSON.parse(new TextDecoder().decode(out.stdout)), {
+    answer: { ok: false, detail: NOT_INSTALLED },
+    copy: NOT_INSTALLED,
+  });
 });
 
 Deno.test({
   name: "a deck's PDF copy has one page per slide, and its pages carry the slides' text",
-  ignore: !available,
   async fn() {
+    await needs("soffice");
     const pptx = await Deno.readFile(`${CORPUS}/pptx/markitdown-test-deck-chart-table.pptx`);
     const slides = slideCount(pptx);
     assert.equal(slides, 6);
@@ -57,8 +79,8 @@ Deno.test({
 
 Deno.test({
   name: "hidden slides are kept in a deck's copy, so page numbers are slide numbers",
-  ignore: !available,
   async fn() {
+    await needs("soffice");
     const pptx = await Deno.readFile(`${CORPUS}/pptx/talent-review-hr-smartart-notes.pptx`);
     const slides = slideCount(pptx);
     assert.equal(slides, 28, "3 of them hidden");
@@ -69,8 +91,8 @@ Deno.test({
 
 Deno.test({
   name: "a copy with the wrong number of pages is refused with a reason",
-  ignore: !available,
   async fn() {
+    await needs("soffice");
     const pdf = await convertToPdf(
       await Deno.readFile(`${CORPUS}/pptx/docling-sample-table-notes.pptx`),
       "pptx",
@@ -87,8 +109,8 @@ Deno.test({
 
 Deno.test({
   name: "a Word file and a text file get PDF copies",
-  ignore: !available,
   async fn() {
+    await needs("soffice");
     const docx = await convertToPdf(await Deno.readFile(`${CORPUS}/docx/docling-word-sample.docx`), "docx");
     assert.ok(await checkCopy("docx", null, docx) >= 1);
     const text = await convertToPdf(await Deno.readFile(`${CORPUS}/text/markitdown-readme.md`), "md");
@@ -100,8 +122,8 @@ Deno.test({
 
 Deno.test({
   name: "a broken deck fails with one sentence or yields a copy that checkCopy refuses",
-  ignore: !available,
   async fn() {
+    await needs("soffice");
     const bytes = await Deno.readFile(`${CORPUS}/hostile/fuzzed-not-a-zip.pptx`);
     try {
       const pdf = await convertToPdf(bytes, "pptx", { timeoutMs: 60_000 });
@@ -115,8 +137,8 @@ Deno.test({
 
 Deno.test({
   name: "a conversion past its time limit is stopped, leaves no LibreOffice running and no temporary folder",
-  ignore: !available,
   async fn() {
+    await needs("soffice");
     const before = tempCopyDirs().length;
     const bytes = await Deno.readFile(`${CORPUS}/pptx/apache-performance-tuning-notes.pptx`);
     await assert.rejects(convertToPdf(bytes, "pptx", { timeoutMs: 1500 }), {

@@ -1,14 +1,11 @@
 import assert from "node:assert/strict";
-import { converterAvailable, convertToPdf } from "../../src/pdf_copy/libreoffice.ts";
+import { convertToPdf } from "../../src/pdf_copy/libreoffice.ts";
 import { matchChunksToPages, pdfPageTexts, words } from "../../src/pdf_copy/page_matching.ts";
 import { docxChunks } from "./_docx_chunks.ts";
 import { CORPUS_DIR } from "../helpers/corpus.ts";
+import { needs } from "../helpers/dependencies.ts";
 
 const CORPUS = `${CORPUS_DIR}`;
-const available = (await converterAvailable()).ok;
-if (!available) {
-  console.warn("\n!!! SKIPPING Word page matching tests: soffice (LibreOffice) is not installed !!!\n");
-}
 
 function assertMonotone(pages: number[]): void {
   for (let i = 1; i < pages.length; i++) {
@@ -39,8 +36,8 @@ for (
 ) {
   Deno.test({
     name: `Word chunks take plausible real pages of the PDF copy: ${file}`,
-    ignore: !available,
     async fn() {
+      await needs("soffice");
       const docx = await Deno.readFile(`${CORPUS}/docx/${file}`);
       const texts = await pdfPageTexts(await convertToPdf(docx, "docx"));
       const chunks = docxChunks(docx, 400);

@@ -15,12 +15,16 @@ import {
   searchPassages,
 } from "../../projections/search_index.ts";
 import { CORPUS_DIR } from "../helpers/corpus.ts";
+import { needs } from "../helpers/dependencies.ts";
 
 const CORPUS = `${CORPUS_DIR}`;
 
 /** The text of each page of a PDF, read with pdftotext. */
 async function pdfPages(file: string): Promise<string[]> {
-  const output = await new Deno.Command("pdftotext", { args: [`${CORPUS}/${file}`, "-"], stderr: "null" })
+  const output = await new Deno.Command(await needs("pdftotext"), {
+    args: [`${CORPUS}/${file}`, "-"],
+    stderr: "null",
+  })
     .output();
   assert.equal(output.code, 0, `pdftotext failed on ${file}`);
   const pages = new TextDecoder().decode(output.stdout).split("\f");

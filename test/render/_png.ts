@@ -6,6 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { createCanvas, loadImage } from "@napi-rs/canvas";
+import { needs } from "../helpers/dependencies.ts";
 
 /** The PNG signature. */
 export const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
@@ -37,7 +38,7 @@ export async function inkShare(png: Uint8Array): Promise<number> {
 export async function pdftoppmPng(pdfPath: string, page: number): Promise<Uint8Array> {
   const dir = await Deno.makeTempDir({ prefix: "sergo-pdftoppm-" });
   try {
-    const out = await new Deno.Command("pdftoppm", {
+    const out = await new Deno.Command(await needs("pdftoppm"), {
       args: [
         "-r",
         "110",

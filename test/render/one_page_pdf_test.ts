@@ -3,6 +3,7 @@ import { onePagePdf } from "../../src/render/one_page_pdf.ts";
 import { PageRenderError } from "../../src/render/render_png.ts";
 import { openPdf } from "../../src/render/pdfjs_loader.ts";
 import { CORPUS_DIR } from "../helpers/corpus.ts";
+import { needs } from "../helpers/dependencies.ts";
 
 const CORPUS = `${CORPUS_DIR}`;
 
@@ -12,7 +13,10 @@ async function pdftotext(pdf: Uint8Array | string, page?: number): Promise<strin
     const path = typeof pdf === "string" ? pdf : `${dir}/in.pdf`;
     if (typeof pdf !== "string") await Deno.writeFile(path, pdf);
     const range = page ? ["-f", String(page), "-l", String(page)] : [];
-    const out = await new Deno.Command("pdftotext", { args: [...range, path, "-"], stderr: "null" }).output();
+    const out = await new Deno.Command(await needs("pdftotext"), {
+      args: [...range, path, "-"],
+      stderr: "null",
+    }).output();
     assert.ok(out.success, "pdftotext failed");
     return new TextDecoder().decode(out.stdout).replace(/\s+/g, " ").trim();
   } finally {

@@ -3,21 +3,18 @@ import { getChunks, getDocument, getPages } from "../../projections/catalogue.ts
 import { searchPassages } from "../../projections/search_index.ts";
 import { recordUpload } from "../../src/domain/documents.ts";
 import { addPerson } from "../../src/domain/people.ts";
-import { converterAvailable } from "../../src/pdf_copy/libreoffice.ts";
 import { createExtractionPool } from "../../src/processing/worker_pool.ts";
 import { PdfCopyWorker } from "../../src/workers/pdf_copy_worker.ts";
 import { ProcessingWorker } from "../../src/workers/processing_worker.ts";
 import { CORPUS_DIR } from "../helpers/corpus.ts";
+import { needs } from "../helpers/dependencies.ts";
 import { tempApp } from "../helpers/temp.ts";
-
-const converter = await converterAvailable();
-if (!converter.ok) console.warn(`\n!!! SKIPPING the PDF copy worker tests: ${converter.detail}\n`);
 
 Deno.test({
   name:
     "a Word file's chunks move from estimated to the PDF copy's real pages; a deck's copy has a page per slide",
-  ignore: !converter.ok,
   async fn() {
+    await needs("soffice");
     await using t = await tempApp();
     const ava = await addPerson(t.app, { name: "Ava Bennett", email: "ava@example.com" });
     const upload = async (path: string, type: "docx" | "pptx") => {

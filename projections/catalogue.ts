@@ -549,6 +549,22 @@ export function claimableProcessing(
 }
 
 /**
+ * The oldest `perPerson` documents of each person whose PDF copy is pending
+ * and whose processing has finished, each person's oldest first (so a worker
+ * can take turns between people instead of working down one person's backlog).
+ */
+export function copiesReadyPerPerson(db: DatabaseSync, perPerson: number): DocumentRow[] {
+  const rows = statement(
+    db,
+    `SELECT * FROM (
+       SELECT *, ROW_NUMBER() OVER (PARTITION BY person_id ORDER BY uploaded_position) AS turn
+       FROM cat_documents WHERE pdf_copy_status = 'pending' AND status <> 'processing'
+     ) WHERE turn <= ? ORDER BY turn, uploaded_position`,
+  ).all(perPerson) as unknown as Array<RawDocument & { turn: number }>;
+  return rows.map(({ turn: _turn, ...raw }) => toDocument(raw));
+}
+
+/**
  * Documents whose PDF copy is pending and whose processing has finished (Word
  * chunks take the copy's pages, so the copy waits for them), oldest first, at
  * most `limit`.

@@ -1,9 +1,12 @@
 /**
  * PDF copies of Office and text files, made by LibreOffice headless
  * (`soffice --convert-to pdf`) in a subprocess: each conversion has its own
- * temporary profile and folders (removed afterwards), a time limit, and waits
- * its turn behind a small module-wide concurrency limit, since LibreOffice is
- * heavy. Every failure is a `PdfCopyError` with a one-sentence reason.
+ * temporary profile and folders (removed afterwards), a memory limit and a
+ * CPU-time limit set by `prlimit` before LibreOffice starts (so a file that
+ * LibreOffice inflates without end is stopped by the kernel, not by the
+ * machine running out), a wall-clock time limit, and waits its turn behind a
+ * small module-wide concurrency limit, since LibreOffice is heavy. Every
+ * failure is a `PdfCopyError` with a one-sentence reason.
  *
  * @module
  */
@@ -21,15 +24,29 @@ export type PdfCopySourceType = "pptx" | "docx" | "txt" | "md";
 
 /** How one conversion runs. */
 export interface ConvertOptions {
-  /** Time the conversion may take before LibreOffice is stopped; default 180,000 ms. */
+  /** Time the conversion may take before LibreOffice is stopped; default 120,000 ms. */
   timeoutMs?: number;
+  /** The address space LibreOffice may use, in bytes; default 2 GiB. */
+  memoryBytes?: number;
 }
 
 /** What to say when `soffice` is missing. */
 export const NOT_INSTALLED =
   "LibreOffice is not installed: install the Debian packages libreoffice-impress-nogui and libreoffice-writer-nogui";
 
-const DEFAULT_TIMEOUT_MS = 180_000;
+/** How long one conversion may take, in milliseconds (wall clock; CPU time is held to the same). */
+export const PDF_COPY_TIMEOUT_MS = 120_000;
+
+/**
+ * The address space one LibreOffice may use. A 2 MB deck or a 480 KB Word file
+ * from the corpus peaks at about 380 MB resident and 1 GB of address space; a
+ * Word file inflating to 406 MB of XML grew past 11 GB without a limit.
+ */
+export const PDF_COPY_MEMORY_BYTES = 2 * 1024 ** 3;
+
+/** What to say when `prlimit` is missing. */
+export const NO_PRLIMIT =
+  "LibreOffice is not started without a memory limit, and prlimit is missing: install the Debian package util-linux";
 const KILL_GRACE_MS = 3_000;
 
 // Impress leaves hidden slides out of a PDF unless told otherwise; a copy needs one page per slide.
@@ -63,10 +80,10 @@ function release(): void {
   else running--;
 }
 
-function spawnError(error: unknown): PdfCopyError {
+function spawnError(error: unknown, program = "soffice"): PdfCopyError {
   if (error instanceof Deno.errors.NotFound) return new PdfCopyError(NOT_INSTALLED);
   if (error instanceof Deno.errors.NotCapable || error instanceof Deno.errors.PermissionDenied) {
-    return new PdfCopyError('LibreOffice cannot be started: the server needs "--allow-run=soffice"');
+    return new PdfCopyError(`LibreOffice cannot be started: the server needs "--allow-run=${program}"`);
   }
   return new PdfCopyError(`LibreOffice cannot be started: ${String((error as Error).message ?? error)}`);
 }
@@ -80,7 +97,8 @@ export async function convertToPdf(
   type: PdfCopySourceType,
   options: ConvertOptions = {},
 ): Promise<Uint8Array> {
-  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const timeoutMs = options.timeoutMs ?? PDF_COPY_TIMEOUT_MS;
+  const memoryBytes = options.memoryBytes ?? PDF_COPY_MEMORY_BYTES;
   await acquire();
   const dir = await Deno.makeTempDir({ prefix: "sergo-pdf-copy-" });
   try {
@@ -92,6 +110,11 @@ export async function convertToPdf(
     const inputName = `source.${type === "md" ? "txt" : type}`;
     await Deno.writeFile(join(inDir, inputName), bytes);
     const args = [
+      // The limits are set before LibreOffice runs and are inherited by soffice.bin.
+      `--as=${memoryBytes}`,
+      `--cpu=${Math.ceil(timeoutMs / 1000)}`,
+      "--",
+      "soffice",
       "--headless",
       "--norestore",
       "--nologo",
@@ -110,10 +133,12 @@ export async function convertToPdf(
 
     let child: Deno.ChildProcess;
     try {
-      child = new Deno.Command("soffice", { args, stdin: "null", stdout: "piped", stderr: "piped", cwd: dir })
+      child = new Deno.Command("prlimit", { args, stdin: "null", stdout: "piped", stderr: "piped", cwd: dir })
         .spawn();
     } catch (error) {
-      throw spawnError(error);
+      throw error instanceof Deno.errors.NotFound
+        ? new PdfCopyError(NO_PRLIMIT)
+        : spawnError(error, "prlimit");
     }
     let timedOut = false;
     let killTimer: ReturnType<typeof setTimeout> | undefined;
@@ -135,12 +160,30 @@ export async function convertToPdf(
     if (timedOut) {
       throw new PdfCopyError(`LibreOffice took longer than ${timeoutMs} ms to copy the ${type} file to PDF`);
     }
+    if (result.signal === "SIGXCPU" || result.code === 128 + 24) {
+      throw new PdfCopyError(
+        `LibreOffice used more than ${
+          Math.ceil(timeoutMs / 1000)
+        } s of CPU time to copy the ${type} file to PDF`,
+      );
+    }
+    const said = lastLine(result.stderr) || lastLine(result.stdout);
+    if (result.code === 127 && /failed to execute/.test(said)) throw new PdfCopyError(NOT_INSTALLED);
     let pdf: Uint8Array;
     try {
       pdf = await Deno.readFile(join(outDir, "source.pdf"));
     } catch {
-      const said = lastLine(result.stderr) || lastLine(result.stdout) || `exit code ${result.code}`;
-      throw new PdfCopyError(`LibreOffice could not copy the ${type} file to PDF: ${said}`);
+      if (!result.success && (result.signal !== null || result.code > 128)) {
+        // Out of its address space, LibreOffice dies of a failed allocation (SIGSEGV or SIGABRT).
+        throw new PdfCopyError(
+          `LibreOffice stopped while copying the ${type} file to PDF (${
+            result.signal ?? `exit code ${result.code}`
+          }), most likely at its ${Math.round(memoryBytes / 1024 ** 2)} MB memory limit`,
+        );
+      }
+      throw new PdfCopyError(
+        `LibreOffice could not copy the ${type} file to PDF: ${said || `exit code ${result.code}`}`,
+      );
     }
     if (pdf.length < 5 || new TextDecoder().decode(pdf.subarray(0, 5)) !== "%PDF-") {
       throw new PdfCopyError(`LibreOffice wrote something that is not a PDF for the ${type} file`);

@@ -3,19 +3,35 @@
  * after upload, any non-PDF on request) with LibreOffice, checks them, and
  * records the copy — with each Word chunk's real page — or the failure.
  *
+ * A file that processing refused is never handed to LibreOffice, nor is an
+ * Office package whose zip directory is past the processing limits (a zip
+ * bomb uploaded without processing). People take turns: the next copy is
+ * always of the person whose copy started longest ago, so one person's
+ * backlog cannot hold up another's files.
+ *
  * @module
  */
-import { copiesReady, type DocumentRow, getChunks, getDocument } from "../../projections/catalogue.ts";
+import {
+  copiesReadyPerPerson,
+  type DocumentRow,
+  getChunks,
+  getDocument,
+} from "../../projections/catalogue.ts";
 import type { SergoApp } from "../app.ts";
-import { checkCopy, convertToPdf } from "../pdf_copy/libreoffice.ts";
+import { checkCopy, convertToPdf, PdfCopyError } from "../pdf_copy/libreoffice.ts";
 import { matchChunksToPages, pdfPageTexts } from "../pdf_copy/page_matching.ts";
+import { ProcessingError } from "../processing/processing_error.ts";
+import { checkPackage } from "../processing/package_check.ts";
 import { reasonOf } from "./processing_worker.ts";
 
-/** Makes pending PDF copies, a few at a time. */
+/** Makes pending PDF copies, a few at a time, taking turns between people. */
 export class PdfCopyWorker {
   readonly #app: SergoApp;
-  readonly #inFlight = new Map<string, Promise<void>>();
+  readonly #inFlight = new Map<string, { personId: string; job: Promise<void> }>();
   readonly #concurrency: number;
+  /** When each person's last copy started (a counter, not a clock). */
+  readonly #lastTurn = new Map<string, number>();
+  #turns = 0;
   #stopped = false;
 
   /** Creates the worker; call {@linkcode kick} to look for work. */
@@ -26,10 +42,11 @@ export class PdfCopyWorker {
 
   /** Looks for pending copies whose document has finished processing. */
   kick(): void {
-    if (this.#stopped || this.#inFlight.size >= this.#concurrency) return;
-    for (const doc of copiesReady(this.#app.db, this.#inFlight.size + this.#concurrency)) {
-      if (this.#inFlight.size >= this.#concurrency) return;
-      if (this.#inFlight.has(doc.document_id)) continue;
+    if (this.#stopped) return;
+    while (this.#inFlight.size < this.#concurrency) {
+      const doc = this.#next();
+      if (!doc) return;
+      this.#lastTurn.set(doc.person_id, ++this.#turns);
       const job = this.#copy(doc).catch((error) =>
         console.error(`PDF copy of ${doc.document_id} failed:`, error)
       )
@@ -37,8 +54,32 @@ export class PdfCopyWorker {
           this.#inFlight.delete(doc.document_id);
           this.kick();
         });
-      this.#inFlight.set(doc.document_id, job);
+      this.#inFlight.set(doc.document_id, { personId: doc.person_id, job });
     }
+  }
+
+  /** The next copy to make: of the person with fewest copies in flight, then whose turn came longest ago. */
+  #next(): DocumentRow | undefined {
+    const busy = new Map<string, number>();
+    for (const { personId } of this.#inFlight.values()) busy.set(personId, (busy.get(personId) ?? 0) + 1);
+    let best: DocumentRow | undefined;
+    let bestKey: [number, number, number] | undefined;
+    for (const doc of copiesReadyPerPerson(this.#app.db, this.#inFlight.size + 1)) {
+      if (this.#inFlight.has(doc.document_id)) continue;
+      const key: [number, number, number] = [
+        busy.get(doc.person_id) ?? 0,
+        this.#lastTurn.get(doc.person_id) ?? 0,
+        doc.uploaded_position,
+      ];
+      if (
+        !bestKey || key[0] < bestKey[0] || (key[0] === bestKey[0] && key[1] < bestKey[1]) ||
+        (key[0] === bestKey[0] && key[1] === bestKey[1] && key[2] < bestKey[2])
+      ) {
+        best = doc;
+        bestKey = key;
+      }
+    }
+    return best;
   }
 
   async #copy(doc: DocumentRow): Promise<void> {
@@ -48,7 +89,20 @@ export class PdfCopyWorker {
     let made: { sha256: string; pages: number; chunkPages?: number[] } | null = null;
     let reason = "";
     try {
+      if (doc.status === "not_indexed" && doc.failure_reason) {
+        throw new PdfCopyError(
+          `No PDF copy is made of a file that processing refused: ${doc.failure_reason}`,
+        );
+      }
       const bytes = await app.blobs.read(doc.sha256);
+      if (doc.type === "docx" || doc.type === "pptx") {
+        try {
+          checkPackage(bytes);
+        } catch (error) {
+          if (!(error instanceof ProcessingError)) throw error;
+          throw new PdfCopyError(`No PDF copy is made of this file: ${error.message}`);
+        }
+      }
       const pdf = await convertToPdf(bytes, doc.type);
       const pages = await checkCopy(doc.type, doc.type === "pptx" ? doc.page_count : null, pdf);
       const sha256 = await app.blobs.write(pdf);
@@ -85,7 +139,7 @@ export class PdfCopyWorker {
 
   /** Waits for the copies being made now. */
   async drain(): Promise<void> {
-    while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight.values()]);
+    while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight.values()].map((f) => f.job));
   }
 
   /** Stops taking new work and waits for what is in flight. */

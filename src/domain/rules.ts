@@ -18,7 +18,33 @@ export const MAX_PERSON_NAME = 200;
 export const MAX_FILE_NAME = 255;
 
 // deno-lint-ignore no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\ufeff]/;
+/** Characters that change the order a name is shown in (U+202E shows "exe.pdf" for "fdp.exe"). */
+const BIDI_CONTROL = /\p{Bidi_Control}/u;
+
+/** Refuses control characters and bidirectional controls in a name, naming the one found. */
+function checkCharacters(what: string, name: string): void {
+  const bidi = BIDI_CONTROL.exec(name);
+  if (bidi) {
+    throw new DomainError(
+      "invalid",
+      `${what} cannot contain the bidirectional control character ${
+        codePoint(bidi[0])
+      }: it makes a name read differently from what it is`,
+    );
+  }
+  const control = CONTROL.exec(name);
+  if (control) {
+    throw new DomainError(
+      "invalid",
+      `${what} cannot contain control characters (found ${codePoint(control[0])})`,
+    );
+  }
+}
+
+function codePoint(character: string): string {
+  return `U+${character.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}`;
+}
 
 /** Checks an agent key name. */
 export function checkKeyName(name: string): string {
@@ -53,7 +79,7 @@ export function checkFolderName(name: string): string {
     throw new DomainError("invalid", `Folder name "${name}" cannot start or end with spaces`);
   }
   if (name.includes("/")) throw new DomainError("invalid", `Folder name "${name}" cannot contain "/"`);
-  if (CONTROL.test(name)) throw new DomainError("invalid", "Folder name cannot contain control characters");
+  checkCharacters("Folder name", name);
   if (name.length > MAX_FOLDER_NAME) {
     throw new DomainError(
       "invalid",
@@ -68,7 +94,7 @@ export function checkFolderName(name: string): string {
 export function checkPersonName(name: string): string {
   const trimmed = name.trim();
   if (trimmed === "") throw new DomainError("invalid", "Name cannot be empty");
-  if (CONTROL.test(trimmed)) throw new DomainError("invalid", "Name cannot contain control characters");
+  checkCharacters("Name", trimmed);
   if (trimmed.length > MAX_PERSON_NAME) {
     throw new DomainError(
       "invalid",
@@ -91,7 +117,7 @@ export function checkEmail(email: string): string {
 export function checkFileName(name: string): string {
   const base = name.split(/[\\/]/).pop() ?? "";
   if (base.trim() === "") throw new DomainError("invalid", "File name cannot be empty");
-  if (CONTROL.test(base)) throw new DomainError("invalid", "File name cannot contain control characters");
+  checkCharacters("File name", base);
   if (base.length > MAX_FILE_NAME) {
     throw new DomainError(
       "invalid",

@@ -49,7 +49,49 @@ import type { Services } from "../services.ts";
 import { VERSION } from "../version.ts";
 import { errorResponse, errorToResponse, json, notFound } from "./json.ts";
 import { readBodyText } from "./read_body.ts";
-import { streamUploads } from "./uploads.ts";
+import { streamUploads, UploadSlots } from "./uploads.ts";
+
+/** Streams an upload's files to disk and records each as a document. */
+async function upload(
+  { caller, request, url, actor }: Pick<RouteContext, "caller" | "request" | "url" | "actor">,
+  s: Services,
+): Promise<Response> {
+  const uploads = await streamUploads(request, url, s.app.blobs, s.config.maxUploadBytes);
+  const created: Record<string, unknown>[] = [];
+  const errors: Array<{ name: string; code: string; message: string }> = [];
+  try {
+    const folderId = uploads.fields.folder_id
+      ? requireFolder(s.app.db, caller.personId, uploads.fields.folder_id).folder_id
+      : uploads.fields.folder
+      ? requireFolderPath(s.app.db, caller.personId, uploads.fields.folder).folder_id
+      : null;
+    for (const file of uploads.files) {
+      try {
+        const doc = await uploadFile(s.app, {
+          personId: caller.personId,
+          folderId,
+          name: file.name,
+          tempPath: file.tempPath,
+          preset: uploads.fields.preset ?? "basic",
+        }, actor);
+        created.push(documentJson(s, doc));
+      } catch (error) {
+        if (!(error instanceof DomainError)) throw error;
+        errors.push({ name: file.name, code: error.code, message: error.message });
+      }
+    }
+  } finally {
+    for (const file of uploads.files) await Deno.remove(file.tempPath).catch(() => {});
+  }
+  if (created.length === 0 && errors.length === 1) {
+    const e = errors[0]!;
+    return errorResponse(e.code === "unsupported" ? 415 : 400, e.code, e.message);
+  }
+  return json({ documents: created, ...(errors.length ? { errors } : {}) }, created.length ? 201 : 400);
+}
+
+/** The uploads arriving now, per person, of each server. */
+const uploadSlots = new WeakMap<Services, UploadSlots>();
 
 /** The largest JSON body the API reads. */
 const MAX_JSON_BODY = 1_000_000;
@@ -261,38 +303,18 @@ const ROUTES: Route[] = [
       "Upload: multipart/form-data (fields folder_id or folder, preset; one or more files) or a raw body with ?name=&folder=&preset=",
     raw: true,
     handle: async ({ caller, request, url, actor }, s) => {
-      const uploads = await streamUploads(request, url, s.app.blobs, s.config.maxUploadBytes);
-      const created: Record<string, unknown>[] = [];
-      const errors: Array<{ name: string; code: string; message: string }> = [];
+      let slots = uploadSlots.get(s);
+      if (!slots) uploadSlots.set(s, slots = new UploadSlots());
+      const release = slots.take(caller.personId);
+      if (!release) {
+        await request.body?.cancel().catch(() => {});
+        return errorResponse(429, "too_many_uploads", slots.message);
+      }
       try {
-        const folderId = uploads.fields.folder_id
-          ? requireFolder(s.app.db, caller.personId, uploads.fields.folder_id).folder_id
-          : uploads.fields.folder
-          ? requireFolderPath(s.app.db, caller.personId, uploads.fields.folder).folder_id
-          : null;
-        for (const file of uploads.files) {
-          try {
-            const doc = await uploadFile(s.app, {
-              personId: caller.personId,
-              folderId,
-              name: file.name,
-              tempPath: file.tempPath,
-              preset: uploads.fields.preset ?? "basic",
-            }, actor);
-            created.push(documentJson(s, doc));
-          } catch (error) {
-            if (!(error instanceof DomainError)) throw error;
-            errors.push({ name: file.name, code: error.code, message: error.message });
-          }
-        }
+        return await upload({ caller, request, url, actor }, s);
       } finally {
-        for (const file of uploads.files) await Deno.remove(file.tempPath).catch(() => {});
+        release();
       }
-      if (created.length === 0 && errors.length === 1) {
-        const e = errors[0]!;
-        return errorResponse(e.code === "unsupported" ? 415 : 400, e.code, e.message);
-      }
-      return json({ documents: created, ...(errors.length ? { errors } : {}) }, created.length ? 201 : 400);
     },
   }),
   route("GET", "/api/documents/:id", {

@@ -12,6 +12,40 @@ import { DomainError } from "../domain/errors.ts";
 /** Most files in one multipart upload. */
 export const MAX_FILES_PER_UPLOAD = 100;
 
+/** Most uploads one person may have arriving at once. */
+export const MAX_UPLOADS_PER_PERSON = 4;
+
+/** Counts the uploads each person has arriving, so one person cannot hold every disk write and socket. */
+export class UploadSlots {
+  readonly #busy = new Map<string, number>();
+  readonly #limit: number;
+
+  /** Creates the counter; at most `limit` uploads per person at once. */
+  constructor(limit = MAX_UPLOADS_PER_PERSON) {
+    this.#limit = limit;
+  }
+
+  /** Takes a slot for this person: a function that gives it back, or null when all are taken. */
+  take(personId: string): (() => void) | null {
+    const busy = this.#busy.get(personId) ?? 0;
+    if (busy >= this.#limit) return null;
+    this.#busy.set(personId, busy + 1);
+    let given = false;
+    return () => {
+      if (given) return;
+      given = true;
+      const now = (this.#busy.get(personId) ?? 1) - 1;
+      if (now <= 0) this.#busy.delete(personId);
+      else this.#busy.set(personId, now);
+    };
+  }
+
+  /** The sentence a refused upload gets. */
+  get message(): string {
+    return `You have ${this.#limit} uploads arriving already: wait for one to finish, then send this one again`;
+  }
+}
+
 /** One file of an upload, streamed to a temporary path. */
 export interface UploadedFile {
   name: string;
@@ -43,7 +77,15 @@ export async function streamUploads(
   const length = Number(request.headers.get("content-length") ?? "0");
   if (length > maxBytes + 1_000_000) throw tooLarge(maxBytes);
   if (!request.body) throw new DomainError("invalid", "The upload has no body");
-  if (type.startsWith("multipart/form-data")) return await streamMultipart(request, blobs, maxBytes);
+  if (type.startsWith("multipart/form-data")) {
+    if (!/;\s*boundary=("[^"]+"|[^\s;]+)/i.test(type)) {
+      throw new DomainError(
+        "invalid",
+        'A multipart upload needs a boundary in its Content-Type header, as in "multipart/form-data; boundary=…"',
+      );
+    }
+    return await streamMultipart(request, blobs, maxBytes);
+  }
   const name = url.searchParams.get("name");
   if (!name) {
     throw new DomainError("invalid", "Give the file's name as ?name= (or upload as multipart/form-data)");
@@ -80,10 +122,18 @@ async function streamMultipart(request: Request, blobs: BlobStore, maxBytes: num
   const files: UploadedFile[] = [];
   const writes: Promise<void>[] = [];
   let failure: Error | null = null;
-  const busboy = Busboy({
-    headers: Object.fromEntries(request.headers),
-    limits: { fileSize: maxBytes, files: MAX_FILES_PER_UPLOAD, fields: 20, fieldSize: 10_000 },
-  });
+  let busboy: ReturnType<typeof Busboy>;
+  try {
+    busboy = Busboy({
+      headers: Object.fromEntries(request.headers),
+      limits: { fileSize: maxBytes, files: MAX_FILES_PER_UPLOAD, fields: 20, fieldSize: 10_000 },
+    });
+  } catch (error) {
+    throw new DomainError(
+      "invalid",
+      `The upload's Content-Type cannot be read: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
   const done = new Promise<void>((resolve, reject) => {
     busboy.on("field", (name: string, value: string) => {
       fields[name] = value;

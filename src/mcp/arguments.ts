@@ -30,6 +30,12 @@ export function integerArgument(
     : `\`${name}\` must be a whole number from ${range.min} to ${range.max}.`;
   if (typeof value !== "number" || !Number.isInteger(value)) throw new ArgumentError(allowed);
   if (value < range.min || (range.max !== undefined && value > range.max)) throw new ArgumentError(allowed);
+  // Past 2^53 a number is no longer exact (and SQLite cannot bind it as an integer).
+  if (!Number.isSafeInteger(value)) {
+    throw new ArgumentError(
+      `\`${name}\` must be a whole number from ${range.min} to ${Number.MAX_SAFE_INTEGER}.`,
+    );
+  }
   return value;
 }
 

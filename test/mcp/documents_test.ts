@@ -83,6 +83,12 @@ Deno.test("list_documents: next_offset, folders, nothing past, no documents, ran
   });
   const offset = await tool(keys.all, "list_documents", { offset: -1 });
   assert.equal(offset.content[0]!.text, "`offset` must be a whole number, 0 or more.");
+  // A number too large to be exact (and to bind in SQLite) gets the range error, not an internal one.
+  const huge = await tool(keys.all, "list_documents", { offset: 1e300 });
+  assert.deepEqual(huge, {
+    content: [{ text: "`offset` must be a whole number from 0 to 9007199254740991.", type: "text" }],
+    isError: true,
+  });
 });
 
 Deno.test("read_document: one page, with the mark sentence, fields in the reference's order", async () => {

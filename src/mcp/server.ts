@@ -199,7 +199,8 @@ class SharedTransport implements Transport {
     const waiting = typeof message.id === "number" ? this.#waiting.get(message.id) : undefined;
     if (waiting && ("result" in message || "error" in message)) {
       this.#waiting.delete(message.id as number);
-      waiting.resolve(serializeAnswer(waiting.method, { ...message, id: waiting.id }, this.#definitions));
+      const answer = { ...withPlainSchemaError(message), id: waiting.id };
+      waiting.resolve(serializeAnswer(waiting.method, answer, this.#definitions));
     }
     return Promise.resolve();
   }
@@ -215,6 +216,30 @@ class SharedTransport implements Transport {
       });
     });
   }
+}
+
+/**
+ * The SDK answers a request whose params fail its schema (an `initialize`
+ * whose `protocolVersion` is a number) with -32603 and the schema library's
+ * issue list as the message. That is the caller's mistake, not the server's:
+ * it becomes -32602 Invalid params with one sentence naming the field.
+ */
+function withPlainSchemaError(message: Record<string, unknown>): Record<string, unknown> {
+  const error = message.error as { code?: unknown; message?: unknown } | undefined;
+  if (!error || error.code !== -32603 || typeof error.message !== "string") return message;
+  if (!error.message.trimStart().startsWith("[")) return message;
+  let issues: unknown;
+  try {
+    issues = JSON.parse(error.message);
+  } catch {
+    return message;
+  }
+  const first = Array.isArray(issues) ? issues[0] as { path?: unknown; message?: unknown } : undefined;
+  if (!first || !Array.isArray(first.path) || typeof first.message !== "string") return message;
+  const path = first.path.filter((part, i) => !(i === 0 && part === "params")).join(".");
+  const why = first.message.replace(/^Invalid input: /, "").replace(/\.$/, "");
+  const field = path === "" ? "The params" : `\`${path}\``;
+  return { ...message, error: { code: -32602, message: `Invalid params: ${field} is not valid (${why}).` } };
 }
 
 const shared = new WeakMap<McpCore, WeakMap<KeyDefinitions, SharedTransport>>();

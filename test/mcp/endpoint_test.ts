@@ -262,6 +262,36 @@ Deno.test("stdio answers tools/list and a search, audited", async () => {
   );
 });
 
+Deno.test("initialize with a protocolVersion that is not a string is Invalid params in one sentence, not a schema dump", async () => {
+  const init = (params: Record<string, unknown>) =>
+    post(endpoint, keys.all, { jsonrpc: "2.0", id: 7, method: "initialize", params });
+  const clientInfo = { name: "t", version: "1" };
+  for (
+    const [version, received] of [[5, "number"], [null, "null"], [{ v: "2025-06-18" }, "object"]] as const
+  ) {
+    const response = await init({ protocolVersion: version, capabilities: {}, clientInfo });
+    assert.equal(response.status, 200);
+    assert.deepEqual(await response.json(), {
+      jsonrpc: "2.0",
+      id: 7,
+      error: {
+        code: -32602,
+        message: `Invalid params: \`protocolVersion\` is not valid (expected string, received ${received}).`,
+      },
+    });
+  }
+  const noVersion =
+    await (await init({ protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t" } }))
+      .json();
+  assert.deepEqual(noVersion.error, {
+    code: -32602,
+    message: "Invalid params: `clientInfo.version` is not valid (expected string, received undefined).",
+  });
+  // A string the server does not know is answered with the version it speaks, as the specification says.
+  const junk = await (await init({ protocolVersion: "junk", capabilities: {}, clientInfo })).json();
+  assert.equal(typeof junk.result.protocolVersion, "string");
+});
+
 Deno.test("endpoint: cleanup", async () => {
   await fixture.dispose();
 });

@@ -40,6 +40,9 @@ const KEY_EVENTS: ReadonlySet<EventType> = new Set<EventType>(["AgentKeyDeleted"
 /** How often workers look for documents whose lease (another process's) has run out. */
 const LEASE_CHECK_MS = 5_000;
 
+/** How long stopping waits for requests in flight before it closes without them. */
+export const STOP_REQUESTS_MS = 10_000;
+
 /** A running server: its address, and how to stop it. */
 export interface RunningServer {
   app: SergoApp;
@@ -91,7 +94,8 @@ export async function startServer(
   app.onApplied((events) => {
     if (events.some((event) => KEY_EVENTS.has(event.type))) sse.recheck();
   });
-  const handler = createHandler({
+  let open = 0;
+  const served = createHandler({
     app,
     mcp,
     sse: sse.handle,
@@ -99,6 +103,14 @@ export async function startServer(
     console: services.console,
     health: services.health,
   });
+  const handler = async (request: Request, info: Deno.ServeHandlerInfo): Promise<Response> => {
+    open++;
+    try {
+      return await served(request, info);
+    } finally {
+      open--;
+    }
+  };
   const tls = config.certFile && config.keyFile
     ? { cert: await Deno.readTextFile(config.certFile), key: await Deno.readTextFile(config.keyFile) }
     : null;
@@ -124,7 +136,18 @@ export async function startServer(
     stopping ??= (async () => {
       clearInterval(leaseCheck);
       sse.close(); // open streams would hold the shutdown forever
-      await server.shutdown();
+      // Every request has deadlines of its own; this one is for what they missed.
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const drained = await Promise.race([
+        server.shutdown().then(() => true),
+        new Promise<false>((resolve) => timer = setTimeout(resolve, STOP_REQUESTS_MS, false)),
+      ]);
+      clearTimeout(timer);
+      if (!drained && !options.quiet) {
+        console.log(
+          `Stopping without ${open} request(s) still open after ${STOP_REQUESTS_MS / 1000} s.`,
+        );
+      }
       await worker.stop();
       await services.close();
       await pool.close();

@@ -26,12 +26,14 @@ import {
   answerMessages,
   buildServer,
   callerDefinitions,
+  errorAnswer,
   type ExchangeState,
   isRequest,
   type JsonRpcMessage,
   type McpCore,
   requestAuthInfo,
   type RequestContext,
+  requestProblem,
 } from "./server.ts";
 import { ReadCache } from "./read_cache.ts";
 import { type McpSettings, mcpSettings } from "./settings.ts";
@@ -64,17 +66,15 @@ export const PROTOCOL_VERSIONS = [
 const FIRST_MODERN = "2026-07-28";
 const JSON_HEADERS = { "content-type": "application/json" };
 
-/** A JSON-RPC error as an HTTP response. */
+/** A JSON-RPC error as an HTTP response, for the request's id when it has a usable one. */
 function rpcError(
   status: number,
   code: number,
   message: string,
   headers: Record<string, string> = {},
+  id: unknown = null,
 ): Response {
-  return new Response(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code, message } }), {
-    status,
-    headers: { ...JSON_HEADERS, ...headers },
-  });
+  return new Response(errorAnswer(id, code, message), { status, headers: { ...JSON_HEADERS, ...headers } });
 }
 
 function loopbackHost(host: string): boolean {
@@ -227,6 +227,10 @@ export function createMcpEndpoint(deps: McpDeps): (request: Request) => Promise<
       m.jsonrpc !== "2.0" || (typeof m.method !== "string" && !("result" in m || "error" in m))
     );
     if (invalid) return rpcError(400, -32600, "Invalid request: a JSON-RPC 2.0 message needs a method.");
+    for (const message of parsed) {
+      const problem = isRequest(message) ? requestProblem(message) : null;
+      if (problem !== null) return rpcError(400, -32600, problem, {}, batch ? null : message.id);
+    }
     if (!parsed.some(isRequest)) return new Response(null, { status: 202 });
     const answers = await answerMessages(
       core,

@@ -16,6 +16,9 @@
  */
 import type { DatabaseSync } from "node:sqlite";
 import {
+  isJSONRPCErrorResponse,
+  isJSONRPCRequest,
+  isJSONRPCResultResponse,
   type JSONRPCMessage,
   type ListToolsResult,
   type MessageExtraInfo,
@@ -169,9 +172,33 @@ export function isRequest(message: JsonRpcMessage): boolean {
 }
 
 /**
+ * Why a JSON-RPC message with a method cannot be answered as a request, in
+ * one sentence; null when it can. The SDK drops (never answers) a request
+ * whose `params` is not an object or whose `_meta` is malformed, and takes a
+ * request that carries a result for a response, so these are answered here.
+ */
+export function requestProblem(message: JsonRpcMessage): string | null {
+  if (!validId(message.id)) return "Invalid request: id must be a string or a number.";
+  if ("result" in message || "error" in message) {
+    return "Invalid request: a request cannot carry a result or an error.";
+  }
+  const params = message.params;
+  if (params !== undefined && (params === null || typeof params !== "object" || Array.isArray(params))) {
+    return "Invalid request: params must be an object.";
+  }
+  return null;
+}
+
+function validId(id: unknown): boolean {
+  return typeof id === "string" || (typeof id === "number" && Number.isFinite(id));
+}
+
+/**
  * The transport of a key's shared server: each request gets an id of its
  * own on the way in (so concurrent callers never collide) and its own id back
- * on the way out, with its answer written as JSON.
+ * on the way out, with its answer written as JSON. A request the SDK would
+ * not answer is answered with an invalid-request error, and one it does not
+ * answer in time with an internal error, so no request waits for ever.
  */
 class SharedTransport implements Transport {
   onmessage?: <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void;
@@ -206,14 +233,32 @@ class SharedTransport implements Transport {
   }
 
   /** Delivers one request with its context; resolves with the answer's JSON. */
-  deliver(message: JsonRpcMessage, context: RequestContext): Promise<string> {
+  deliver(message: JsonRpcMessage, context: RequestContext, timeoutMs: number): Promise<string> {
     const id = this.#next++;
     if (this.#next > Number.MAX_SAFE_INTEGER - 1) this.#next = 1;
+    const method = message.method as string;
+    const renumbered = { ...message, id };
+    // The SDK reads anything shaped like a response as one, and drops what is neither.
+    if (
+      isJSONRPCResultResponse(renumbered) || isJSONRPCErrorResponse(renumbered) ||
+      !isJSONRPCRequest(renumbered)
+    ) {
+      return Promise.resolve(errorAnswer(message.id, ProtocolErrorCode.InvalidRequest, INVALID_SHAPE));
+    }
     return new Promise((resolve) => {
-      this.#waiting.set(id, { id: message.id, method: message.method as string, resolve });
-      this.onmessage?.({ ...message, id } as unknown as JSONRPCMessage, {
-        authInfo: requestAuthInfo(context),
+      const timer = setTimeout(() => {
+        this.#waiting.delete(id);
+        resolve(errorAnswer(message.id, ProtocolErrorCode.InternalError, noAnswerMessage(timeoutMs)));
+      }, timeoutMs);
+      this.#waiting.set(id, {
+        id: message.id,
+        method,
+        resolve: (json) => {
+          clearTimeout(timer);
+          resolve(json);
+        },
       });
+      this.onmessage?.(renumbered as unknown as JSONRPCMessage, { authInfo: requestAuthInfo(context) });
     });
   }
 }
@@ -240,6 +285,20 @@ function withPlainSchemaError(message: Record<string, unknown>): Record<string, 
   const why = first.message.replace(/^Invalid input: /, "").replace(/\.$/, "");
   const field = path === "" ? "The params" : `\`${path}\``;
   return { ...message, error: { code: -32602, message: `Invalid params: ${field} is not valid (${why}).` } };
+}
+
+const INVALID_SHAPE = "Invalid request: the message does not have the shape of a JSON-RPC request.";
+
+function noAnswerMessage(timeoutMs: number): string {
+  const within = timeoutMs < 1000 ? `${timeoutMs} ms` : `${Math.round(timeoutMs / 1000)} s`;
+  return `The server did not answer this request within ${within}.`;
+}
+
+/** A JSON-RPC error answer, compact, in the reference's field order. */
+export function errorAnswer(id: unknown, code: number, message: string): string {
+  return `{"jsonrpc":"2.0","id":${JSON.stringify(validId(id) ? id : null)},"error":${
+    JSON.stringify({ code, message })
+  }}`;
 }
 
 const shared = new WeakMap<McpCore, WeakMap<KeyDefinitions, SharedTransport>>();
@@ -274,13 +333,25 @@ export async function answerMessages(
   for (const message of messages) {
     if (!isRequest(message)) continue;
     const call = plainToolCall(message);
-    answers.push(
-      call
-        ? await answerToolCall(core, caller, message.id, call, state, definitions)
-        : await transport.deliver(message, { caller, state }),
-    );
+    if (call) {
+      answers.push(await answerToolCall(core, caller, message.id, call, state, definitions));
+    } else if (message.method === "tools/call" && !wellFormedToolCall(message.params)) {
+      answers.push(errorAnswer(message.id, ProtocolErrorCode.InvalidParams, BAD_TOOL_CALL));
+    } else {
+      answers.push(await transport.deliver(message, { caller, state }, core.settings.answerTimeoutMs));
+    }
   }
   return answers;
+}
+
+const BAD_TOOL_CALL =
+  "Invalid params: tools/call takes a tool `name` (a string) and `arguments` (an object).";
+
+/** Whether `tools/call` params name a tool and, if they send arguments, send them as an object. */
+function wellFormedToolCall(params: unknown): boolean {
+  const { name, arguments: args } = (params ?? {}) as Record<string, unknown>;
+  if (typeof name !== "string") return false;
+  return args === undefined || (args !== null && typeof args === "object" && !Array.isArray(args));
 }
 
 /**

@@ -23,6 +23,8 @@ export interface McpSettings {
   maxBodyBytes: number;
   /** The most messages in one batch (2025-03-26 only). */
   maxBatch: number;
+  /** How long a request handed to the SDK may wait for its answer, in ms, before it is answered with an error. */
+  answerTimeoutMs: number;
 }
 
 /** The defaults: no origins, 50 calls/s with bursts of 200, search depth 50. */
@@ -35,6 +37,7 @@ export const DEFAULT_MCP_SETTINGS: McpSettings = {
   serverVersion: VERSION,
   maxBodyBytes: 1_000_000,
   maxBatch: 50,
+  answerTimeoutMs: 60_000,
 };
 
 /** The settings with defaults filled in. */

@@ -1,0 +1,144 @@
+/**
+ * Hostile requests against a real `serve` process: none of them may freeze
+ * it, keep its memory, or keep it from stopping.
+ *
+ * @module
+ */
+import assert from "node:assert/strict";
+import { runCli, TASK_PERMISSIONS, tempDir } from "../helpers/temp.ts";
+
+/** A `serve` process over a data directory with one person and one agent key. */
+async function startServe(dataDir: string): Promise<
+  { child: Deno.ChildProcess; url: string; key: string; output: () => Promise<string> }
+> {
+  const d = ["--data", dataDir];
+  assert.equal(
+    (await runCli(["person", "add", "--name", "Ava Bennett", "--email", "ava@example.com", ...d])).code,
+    0,
+  );
+  assert.equal((await runCli(["folder", "add", "--person", "ava@example.com", "Notes", ...d])).code, 0);
+  const added = await runCli([
+    "key",
+    "add",
+    "--person",
+    "ava@example.com",
+    "--name",
+    "notes",
+    "--read",
+    "Notes",
+    ...d,
+  ]);
+  assert.equal(added.code, 0, added.stderr);
+  const key = added.stdout.trim().split("\n").pop()!;
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      ...TASK_PERMISSIONS,
+      new URL("../../main.ts", import.meta.url).pathname,
+      "serve",
+      ...d,
+      "--port",
+      "0",
+    ],
+    stdout: "piped",
+    stderr: "inherit",
+    env: { NO_COLOR: "1", SERGO_RATE_LIMIT: "100000", SERGO_RATE_BURST: "100000" },
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let out = "";
+  while (!/at (http:\/\/\S+)/.test(out)) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`serve stopped before it listened: ${out}`);
+    out += value;
+  }
+  const url = /at (http:\/\/\S+)/.exec(out)![1]!;
+  const output = async () => {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return out;
+      out += value;
+    }
+  };
+  return { child, url, key, output };
+}
+
+/** Sends SIGTERM; kills the process when it has not stopped in time, and says so. */
+async function stopWithin(child: Deno.ChildProcess, ms: number): Promise<Deno.CommandStatus> {
+  child.kill("SIGTERM");
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<null>((resolve) => timer = setTimeout(resolve, ms, null));
+  const status = await Promise.race([child.status, late]);
+  clearTimeout(timer);
+  if (status) return status;
+  child.kill("SIGKILL");
+  await child.status;
+  throw new Error(`serve did not stop within ${ms / 1000} s of SIGTERM`);
+}
+
+/** The resident memory of a process, in MB. */
+async function rssMb(pid: number): Promise<number> {
+  // `ps` rather than /proc, which Deno opens only with every permission.
+  const output = await new Deno.Command("ps", { args: ["-o", "rss=", "-p", String(pid)] }).output();
+  return Number(new TextDecoder().decode(output.stdout).trim()) / 1024;
+}
+
+function mcp(url: string, key: string, body: string): Promise<Response> {
+  return fetch(`${url}/mcp`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json",
+      authorization: `Bearer ${key}`,
+    },
+    body,
+    signal: AbortSignal.timeout(20_000),
+  });
+}
+
+Deno.test("400 requests of 500 KB whose params is not an object are all answered, and their memory is given back", async () => {
+  await using dir = await tempDir();
+  const { child, url, key, output } = await startServe(dir.path);
+  try {
+    const filler = "x".repeat(500_000);
+    const body = `{"jsonrpc":"2.0","id":1,"method":"ping","params":5,"filler":"${filler}"}`;
+    const wave = async () => {
+      const answers = await Promise.all(Array.from({ length: 40 }, () => mcp(url, key, body)));
+      for (const answer of answers) {
+        assert.equal(answer.status, 400);
+        assert.equal((await answer.json()).error.code, -32600);
+      }
+    };
+    await wave(); // warm up
+    const before = await rssMb(child.pid);
+    for (let i = 0; i < 9; i++) await wave();
+    // 180 MB of requests went through; a server that kept them would hold at least that much.
+    const after = await rssMb(child.pid);
+    assert.ok(after - before < 90, `RSS went from ${before.toFixed(0)} MB to ${after.toFixed(0)} MB`);
+    const ping = await mcp(url, key, '{"jsonrpc":"2.0","id":2,"method":"ping"}');
+    assert.equal(await ping.text(), '{"jsonrpc":"2.0","id":2,"result":{}}');
+  } finally {
+    await stopWithin(child, 20_000);
+    await output();
+  }
+});
+
+Deno.test("SIGTERM stops the server in bounded time while a request's body never finishes", async () => {
+  await using dir = await tempDir();
+  const { child, url, output } = await startServe(dir.path);
+  const { port } = new URL(url);
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port: Number(port) });
+  // Headers, then half the declared body, then nothing.
+  await conn.write(new TextEncoder().encode(
+    `POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"jsonrpc":`,
+  ));
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const started = Date.now();
+  const status = await stopWithin(child, 20_000);
+  const seconds = (Date.now() - started) / 1000;
+  const out = await output();
+  conn.close();
+  assert.equal(status.code, 0);
+  assert.match(out, /Stopped cleanly\./);
+  // The stop waits 10 s for requests in flight, then closes without them.
+  assert.ok(seconds < 20, `stopping took ${seconds} s`);
+});

@@ -75,7 +75,13 @@ export interface Manifest {
 }
 
 /** Data fields that hold secrets' hashes and never leave the install. */
-const REDACT: Readonly<Record<string, readonly string[]>> = { PersonPasswordSet: ["password_hash"] };
+const REDACT: Readonly<Record<string, readonly string[]>> = {
+  PersonPasswordSet: ["password_hash"],
+  AgentKeyCreated: ["key_hash"],
+  AgentKeyRolled: ["key_hash"],
+  PersonalKeyCreated: ["key_hash"],
+  LoginTokenIssued: ["token_hash"],
+};
 
 /** Replaces redacted fields of an event's data; returns the names replaced. */
 export function redact(type: string, data: unknown): { data: unknown; redacted: string[] } {

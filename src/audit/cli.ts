@@ -24,8 +24,12 @@ const HELP = `Usage:
   sergo audit export --person EMAIL [--from ISO] [--to ISO] [--key NAME] [--format jsonl|csv] [--out FILE]
       Writes the person's audit entries (JSONL to stdout without --out; CSV needs --out and
       writes FILE.manifest.json beside it). The manifest is signed with the install's key.
-  sergo audit verify FILE [--public-key FILE]
-      Checks every record's hash, the chain, the inclusion proofs, the digests and the signature.
+  sergo audit verify FILE --public-key KEY.pem
+      Checks every record's hash, the chain, the inclusion proofs, the digests and that the
+      signature is by the key in KEY.pem (the install's key: sergo audit public-key). Exit 0:
+      intact and signed by that key; 1: not intact or signed by another key; 3: intact, but
+      without --public-key the signature was checked only against the key inside the export,
+      which anyone could have made.
   sergo audit public-key
       Prints the install's audit signing key (PEM).
 `;
@@ -181,14 +185,18 @@ async function verifyCommand(args: string[], context: AuditCliContext): Promise<
   const range = result.range
     ? `positions ${result.range.first_position}-${result.range.last_position}, `
     : "";
-  const signer = result.trusted_key
-    ? "signed by the given key"
-    : `signed by key ${result.key_fingerprint} (pass --public-key to check it is the install's)`;
   const redacted = result.redacted > 0 ? `; ${result.redacted} with secret fields left out` : "";
-  await write(
-    Deno.stdout,
-    `Intact: ${result.count} records, ${range}chain head ${result.head.position} ${result.head.hash}; ${signer}${redacted}\n`,
-  );
+  const summary =
+    `${result.count} records, ${range}chain head ${result.head.position} ${result.head.hash}${redacted}`;
+  if (!result.trusted_key) {
+    // Anyone can sign a forged export with a key of their own and put that key inside it.
+    await write(
+      Deno.stdout,
+      `Not verified: the records are consistent (${summary}), but the signature was checked only against the key inside the export (${result.key_fingerprint}), which anyone could have made; pass --public-key with the install's key (sergo audit public-key) to check who signed it\n`,
+    );
+    return 3;
+  }
+  await write(Deno.stdout, `Intact: ${summary}; signed by the given key\n`);
   return 0;
 }
 

@@ -45,12 +45,25 @@ Deno.test("a person's JSONL export verifies, against the install's public key to
     const result = await verifyExport(path);
     assert.ok(result.ok, JSON.stringify(result));
     assert.equal(result.count, 16);
-    assert.equal(result.redacted, 1);
+    assert.equal(result.redacted, 3, "the password hash, and the key hashes of a creation and a roll");
     assert.equal(result.trusted_key, false);
     const trusted = await verifyExport(path, { publicKey: await publicKeyPem(install.dataDir) });
     assert.ok(trusted.ok && trusted.trusted_key);
     const text = await Deno.readTextFile(path);
     assert.ok(!text.includes("$argon2id$secret"), "the password hash must not leave the install");
+    // Credential hashes never leave the install either; the records that held them still verify.
+    const hashes = install.store.readFrom(0, 1000).flatMap((event) => {
+      const data = event.data as Record<string, unknown>;
+      return [data.key_hash, data.token_hash].filter((h): h is string => typeof h === "string");
+    });
+    assert.ok(hashes.length >= 2);
+    for (const hash of hashes) {
+      assert.ok(!text.includes(hash), `the credential hash ${hash} must not be exported`);
+    }
+    const keyRecords = text.trim().split("\n").map((line) => JSON.parse(line))
+      .filter((record) => record.type === "AgentKeyCreated" || record.type === "AgentKeyRolled");
+    assert.ok(keyRecords.length >= 2);
+    for (const record of keyRecords) assert.equal(record.data.key_hash, "[redacted]");
     assert.ok(
       !text.includes("Ben Ortiz") && !text.includes("notes 1"),
       "Ben's entries must not be in Ava's export",

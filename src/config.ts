@@ -46,7 +46,10 @@ export function flagValue(args: readonly string[], name: string): string | undef
   return undefined;
 }
 
-function env(name: string): string | undefined {
+/** Where settings are read from: the process's environment, or a test's own map. */
+export type Environment = (name: string) => string | undefined;
+
+function processEnvironment(name: string): string | undefined {
   try {
     return Deno.env.get(name) || undefined;
   } catch {
@@ -64,7 +67,11 @@ function integer(name: string, raw: string, min: number, max: number): number {
 }
 
 /** Builds the configuration from flags, then the environment, then defaults. */
-export function loadConfig(args: readonly string[] = []): Config {
+export function loadConfig(
+  args: readonly string[] = [],
+  environment: Environment = processEnvironment,
+): Config {
+  const env = (name: string) => environment(name) || undefined;
   const dataDir = flagValue(args, "data") ?? env("SERGO_DATA") ?? "./data";
   if (dataDir.trim() === "") throw new ConfigError("The data directory cannot be empty");
   const host = flagValue(args, "host") ?? env("SERGO_HOST") ?? "127.0.0.1";

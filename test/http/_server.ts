@@ -27,7 +27,9 @@ export async function testServer(
 ): Promise<TestServer> {
   const dir = await Deno.makeTempDir({ prefix: "sergo-http-" });
   const app = await openApp(dir, { now: options.now });
-  const config = { ...loadConfig(["--data", dir]) };
+  // Settings come from `env` alone, so the machine's own SERGO_* variables never leak in.
+  const env = options.env ?? {};
+  const config = loadConfig(["--data", dir], (name) => env[name]);
   const services = await createServices(app, config);
   const handler = createHandler({
     app,

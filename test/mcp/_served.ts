@@ -48,9 +48,13 @@ export interface ToolResult {
 }
 
 /** Starts a server over a fresh data directory, with Ava Bennett, and settings from `env`. */
-export async function served(env: Record<string, string> = {}): Promise<Served> {
+export async function served(
+  env: Record<string, string> = {},
+  options: { now?: () => Date } = {},
+): Promise<Served> {
   const server = await testServer({
     env: { SERGO_RATE_LIMIT: "100000", SERGO_RATE_BURST: "100000", ...env },
+    now: options.now,
   });
   const { app } = server;
   const person = await addPerson(app, { name: "Ava Bennett", email: "ava@example.com" });

@@ -24,13 +24,15 @@ async function readSecretLine(prompt: string): Promise<string> {
     Deno.stdin.setRaw(true);
     let value = "";
     const buffer = new Uint8Array(1);
+    // Byte by byte, decoded as UTF-8, so a passphrase in any language arrives whole.
+    const decoder = new TextDecoder();
     try {
       for (;;) {
         const n = await Deno.stdin.read(buffer);
         if (n === null || buffer[0] === 13 || buffer[0] === 10) break;
         if (buffer[0] === 3) throw new UsageError("Cancelled");
-        if (buffer[0] === 127) value = value.slice(0, -1);
-        else value += String.fromCharCode(buffer[0]!);
+        if (buffer[0] === 127) value = [...value].slice(0, -1).join("");
+        else value += decoder.decode(buffer, { stream: true });
       }
     } finally {
       Deno.stdin.setRaw(false);
@@ -129,8 +131,9 @@ export const extraCommands: Record<string, Command> = {
       try {
         const person = requirePerson(app, email);
         const password = await readSecretLine("Password: ");
-        if (password.length < 8) throw new UsageError("The password must have at least 8 characters");
-        if (password.length > 1024) throw new UsageError("The password must have at most 1,024 characters");
+        const { passwordProblem } = await import("../auth/password_policy.ts");
+        const problem = passwordProblem(password, person.email);
+        if (problem) throw new UsageError(problem);
         const { hashPassword } = await import("../auth/passwords.ts");
         await setPasswordHash(app, person.person_id, await hashPassword(password));
         console.log(`Password set for ${person.email}.`);

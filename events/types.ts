@@ -140,6 +140,48 @@ const schemas = {
   LoginTokenIssued: z.object({ token_id: id, person_id: id, token_hash: sha256, expires_at: isoTime }),
   LoginTokenRevoked: z.object({ token_id: id }),
 
+  /** A connector app registered itself (RFC 7591); apps with a metadata document URL are not registered. */
+  OAuthClientRegistered: z.object({
+    client_id: id,
+    client_name: name200,
+    redirect_uris: z.array(z.string().min(1).max(2000)).min(1).max(10),
+  }),
+  /**
+   * A person let an app act as one of their agent keys. The authorization code
+   * is kept as its sha256 with its PKCE challenge; it works once, until `code_expires_at`.
+   */
+  OAuthGranted: z.object({
+    grant_id: id,
+    key_id: id,
+    person_id: id,
+    /** The registered client's id, or the URL of its metadata document. */
+    client_id: z.string().min(1).max(2000),
+    client_name: name200,
+    /** The URL of the client's metadata document, when it has one. */
+    metadata_url: z.string().max(2000).nullable(),
+    redirect_uri: z.string().min(1).max(2000),
+    /** The MCP endpoint the tokens are for (RFC 8707). */
+    resource: z.string().min(1).max(2000),
+    code_hash: sha256,
+    code_challenge: z.string().min(43).max(128),
+    code_expires_at: isoTime,
+  }),
+  /** Tokens issued for a grant, for its code or a refresh token; only their sha256 is kept. */
+  OAuthTokensIssued: z.object({
+    grant_id: id,
+    grant_type: z.enum(["authorization_code", "refresh_token"]),
+    access_hash: sha256,
+    access_expires_at: isoTime,
+    refresh_hash: sha256,
+    refresh_expires_at: isoTime,
+  }),
+  /** A grant ended: its tokens stop working at once. */
+  OAuthGrantRevoked: z.object({
+    grant_id: id,
+    /** `revoked` (by the person, or by the app through the revocation endpoint), `code_reused`, `refresh_reused`. */
+    reason: z.enum(["revoked", "code_reused", "refresh_reused"]),
+  }),
+
   McpCalled: z.object({
     key_id: id,
     person_id: id,
@@ -188,6 +230,10 @@ export const EVENT_VERSIONS: { readonly [K in EventType]: number } = {
   PersonalKeyDeleted: 1,
   LoginTokenIssued: 1,
   LoginTokenRevoked: 1,
+  OAuthClientRegistered: 1,
+  OAuthGranted: 1,
+  OAuthTokensIssued: 1,
+  OAuthGrantRevoked: 1,
   McpCalled: 1,
 };
 

@@ -6,6 +6,7 @@
 import { auditView } from "./audit_view.ts";
 import { catalogue } from "./catalogue.ts";
 import { keyScopes } from "./key_scopes.ts";
+import { oauthGrants } from "./oauth_grants.ts";
 import type { Projection } from "./projection.ts";
 import { searchIndexProjection } from "./search_index.ts";
 
@@ -13,6 +14,7 @@ import { searchIndexProjection } from "./search_index.ts";
 export const ALL_PROJECTIONS: readonly Projection[] = [
   catalogue,
   keyScopes,
+  oauthGrants,
   searchIndexProjection,
   auditView,
 ];

@@ -95,6 +95,7 @@ const TABLES = [
   "audit_documents",
   "audit_keys",
   "audit_key_names",
+  "audit_grants",
 ] as const;
 
 const HANDLES: readonly EventType[] = [
@@ -122,6 +123,10 @@ const HANDLES: readonly EventType[] = [
   "PersonalKeyDeleted",
   "LoginTokenIssued",
   "LoginTokenRevoked",
+  "OAuthClientRegistered",
+  "OAuthGranted",
+  "OAuthTokensIssued",
+  "OAuthGrantRevoked",
   "McpCalled",
 ];
 
@@ -143,6 +148,9 @@ export const auditView: Projection = {
       CREATE INDEX IF NOT EXISTS audit_entries_end_user ON audit_entries (person_id, end_user, position);
       CREATE INDEX IF NOT EXISTS audit_entries_action ON audit_entries (person_id, action, position);
       CREATE TABLE IF NOT EXISTS audit_people (person_id TEXT PRIMARY KEY, name TEXT NOT NULL) WITHOUT ROWID;
+      CREATE TABLE IF NOT EXISTS audit_grants (
+        grant_id TEXT PRIMARY KEY, person_id TEXT NOT NULL, key_id TEXT NOT NULL, client_name TEXT NOT NULL
+      ) WITHOUT ROWID;
       CREATE TABLE IF NOT EXISTS audit_folders (
         folder_id TEXT PRIMARY KEY, person_id TEXT NOT NULL, parent_id TEXT, name TEXT NOT NULL
       ) WITHOUT ROWID;
@@ -439,14 +447,54 @@ function describeEvent(db: DatabaseSync, event: RecordedEvent): Described {
     }
     case "LoginTokenRevoked":
       return base(key(event.data.token_id)?.person_id ?? null, "signed out", {});
+    case "OAuthClientRegistered":
+      return base(null, "oauth app registered", {}); // no one's entry: an app registered itself
+    case "OAuthGranted": {
+      const d = event.data;
+      statement(
+        db,
+        "INSERT OR REPLACE INTO audit_grants (grant_id, person_id, key_id, client_name) VALUES (?, ?, ?, ?)",
+      ).run(d.grant_id, d.person_id, d.key_id, d.client_name);
+      const row = key(d.key_id);
+      return {
+        ...base(d.person_id, "oauth app allowed", {
+          app: d.client_name,
+          metadata_url: d.metadata_url,
+          redirect_host: hostOf(d.redirect_uri),
+          key: row?.name ?? null,
+          resource: d.resource,
+        }),
+        ...(row ? { key: keyRef(row) } : {}),
+      };
+    }
+    case "OAuthTokensIssued":
+    case "OAuthGrantRevoked": {
+      const grant = statement(db, "SELECT * FROM audit_grants WHERE grant_id = ?").get(event.data.grant_id) as
+        | { person_id: string; key_id: string; client_name: string }
+        | undefined;
+      if (!grant) return base(null, "", {});
+      const row = key(grant.key_id);
+      const details: Record<string, unknown> = { app: grant.client_name, key: row?.name ?? null };
+      const action = event.type === "OAuthGrantRevoked"
+        ? "oauth app revoked"
+        : event.data.grant_type === "authorization_code"
+        ? "oauth tokens issued"
+        : "oauth tokens refreshed";
+      if (event.type === "OAuthGrantRevoked") details.reason = event.data.reason;
+      return { ...base(grant.person_id, action, details), ...(row ? { key: keyRef(row) } : {}) };
+    }
     case "McpCalled": {
       const d = event.data;
       const action = d.action.startsWith("mcp ") ? d.action : `mcp ${d.tool}`;
+      const app = typeof d.details.oauth_app === "string" ? d.details.oauth_app : null;
       return {
         person_id: d.person_id,
         action,
         details: { ...d.details, tool: d.tool, is_error: d.is_error },
-        actor: { label: `${d.masked_key} (${d.key_name})`, kind: "agent_key" },
+        actor: {
+          label: `${d.masked_key} (${d.key_name})${app === null ? "" : ` through OAuth app “${app}”`}`,
+          kind: "agent_key",
+        },
         key: { key_id: d.key_id, name: d.key_name, masked: d.masked_key },
         end_user: d.end_user,
       };
@@ -487,6 +535,15 @@ function resolveActor(db: DatabaseSync, actor: string | undefined): { label: str
     if (owner) return { label: owner.name, kind: "person" };
   }
   return { label: actor, kind: "unknown" };
+}
+
+/** The host of a URL, or the URL itself when it does not parse. */
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host || url;
+  } catch {
+    return url;
+  }
 }
 
 /** A folder's path from its owner's root, such as `Energy outlooks/Basic`, as known now. */

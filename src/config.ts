@@ -25,6 +25,10 @@ export interface Config {
   /** TLS certificate and key files for https. */
   certFile: string | null;
   keyFile: string | null;
+  /** Whether Sergo is an OAuth authorization server for connector apps (`SERGO_OAUTH`). */
+  oauth: boolean;
+  /** Accept client metadata documents at http URLs on loopback (development only). */
+  oauthLoopbackClients: boolean;
 }
 
 /** The error raised for a bad setting. */
@@ -66,6 +70,12 @@ function integer(name: string, raw: string, min: number, max: number): number {
   return value;
 }
 
+function onOff(name: string, raw: string): boolean {
+  if (raw === "on") return true;
+  if (raw === "off") return false;
+  throw new ConfigError(`${name} must be "on" or "off", got "${raw}"`);
+}
+
 /** Builds the configuration from flags, then the environment, then defaults. */
 export function loadConfig(
   args: readonly string[] = [],
@@ -96,6 +106,8 @@ export function loadConfig(
     throw new ConfigError("Give both --cert and --key for https, or neither");
   }
   return {
+    oauth: onOff("SERGO_OAUTH", env("SERGO_OAUTH") ?? "on"),
+    oauthLoopbackClients: onOff("SERGO_OAUTH_LOOPBACK_CLIENTS", env("SERGO_OAUTH_LOOPBACK_CLIENTS") ?? "off"),
     dataDir,
     host,
     port,

@@ -14,6 +14,7 @@ import { createHandler } from "../http/server.ts";
 import { createApi } from "../http/api.ts";
 import { createMcpEndpoint } from "../mcp/endpoint.ts";
 import { agentKeyAuthenticator, createSseTransport } from "../mcp/transports/sse.ts";
+import { createOAuth } from "../auth/oauth/mod.ts";
 import { createServices, type Services } from "../services.ts";
 import { createConsole } from "../console/mod.ts";
 import { ensureSigningKey } from "../audit/signing_key.ts";
@@ -35,7 +36,11 @@ const WORK_EVENTS: ReadonlySet<EventType> = new Set<EventType>([
 ]);
 
 /** The events after which an open SSE session's key may have stopped working. */
-const KEY_EVENTS: ReadonlySet<EventType> = new Set<EventType>(["AgentKeyDeleted", "AgentKeyRolled"]);
+const KEY_EVENTS: ReadonlySet<EventType> = new Set<EventType>([
+  "AgentKeyDeleted",
+  "AgentKeyRolled",
+  "OAuthGrantRevoked",
+]);
 
 /** How often workers look for documents whose lease (another process's) has run out. */
 const LEASE_CHECK_MS = 5_000;
@@ -83,10 +88,15 @@ export async function startServer(
   const leaseCheck = setInterval(kick, LEASE_CHECK_MS);
   kick();
 
-  const mcp = createMcpEndpoint(services.mcpDeps);
+  const oauth = createOAuth(services, {
+    enabled: config.oauth,
+    publicUrl: config.publicUrl,
+    loopbackClients: config.oauthLoopbackClients,
+  });
+  const mcp = createMcpEndpoint({ ...services.mcpDeps, oauth: oauth.check });
   const sse = createSseTransport({
     mcp,
-    authenticate: agentKeyAuthenticator(app.db),
+    authenticate: agentKeyAuthenticator(app.db, oauth.check),
     allowedOrigins: config.allowedOrigins,
     now: app.now,
   });
@@ -99,6 +109,7 @@ export async function startServer(
     app,
     mcp,
     sse: sse.handle,
+    oauth: oauth.handle,
     api: createApi(services),
     console: services.console,
     health: services.health,

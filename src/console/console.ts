@@ -9,6 +9,7 @@ import type { VNode } from "preact";
 import { renderToString } from "preact-render-to-string";
 import { getPages, listDocuments, listFolders, rootLabel } from "../../projections/catalogue.ts";
 import { listAgentKeys, personalKeys } from "../../projections/key_scopes.ts";
+import { activeGrantsOfKey } from "../../projections/oauth_grants.ts";
 import { readCookie } from "../auth/api_auth.ts";
 import { maskKey } from "../auth/key_format.ts";
 import { DomainError } from "../domain/errors.ts";
@@ -187,6 +188,7 @@ export function createConsole(services: Services, options: ConsoleOptions = {}):
           documents,
           rootLabel: root,
           publicUrl: base,
+          apps: activeGrantsOfKey(db, key.key_id),
         }));
       }
       if (path === "/personal-keys") {

@@ -16,6 +16,8 @@ export interface HttpDeps {
   app: SergoApp;
   /** The `/mcp` endpoint. */
   mcp?: Handler;
+  /** OAuth discovery and endpoints: null for paths that are not theirs. */
+  oauth?: (request: Request, info?: Deno.ServeHandlerInfo) => Promise<Response | null>;
   /** The legacy HTTP+SSE transport: `/sse` and `/sse/messages`. */
   sse?: Handler;
   /** The REST API under `/api/`. */
@@ -48,6 +50,10 @@ export function createHandler(deps: HttpDeps): Handler {
       }
       if ((url.pathname === "/api" || url.pathname.startsWith("/api/")) && deps.api) {
         return await deps.api(request, info);
+      }
+      if (deps.oauth) {
+        const answer = await deps.oauth(request, info);
+        if (answer) return answer;
       }
       if (deps.console && !url.pathname.startsWith("/.well-known/")) {
         const response = await deps.console(request, info);

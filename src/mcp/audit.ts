@@ -6,6 +6,7 @@
  */
 import type { EventStore } from "../../events/store.ts";
 import type { AgentKey } from "../../projections/key_scopes.ts";
+import type { OAuthVia } from "../auth/mcp_auth.ts";
 import { AUDIT_ACTIONS } from "./texts.ts";
 
 /** Who made a call: the key, its masked value and the end user it named. */
@@ -14,6 +15,8 @@ export interface Caller {
   maskedKey: string;
   /** The `X-Sergo-End-User` value, if sent. */
   endUser: string | null;
+  /** The app, when the call came with an OAuth access token acting as the key. */
+  oauth?: OAuthVia;
 }
 
 /** One call to audit. */
@@ -57,7 +60,9 @@ export async function appendAudit(
         tool: call.tool.slice(0, 200),
         arguments: call.arguments,
         action: auditAction(call.tool),
-        details: call.details,
+        details: caller.oauth
+          ? { ...call.details, oauth_app: caller.oauth.client_name, oauth_grant: caller.oauth.grant_id }
+          : call.details,
         is_error: call.isError,
         duration_ms: Math.max(0, Math.round(call.durationMs * 1000) / 1000),
       },

@@ -19,7 +19,7 @@ import {
   PROTOCOL_VERSION_META_KEY,
 } from "@modelcontextprotocol/server";
 import type { EventStore } from "../../events/store.ts";
-import { authenticateAgentKey } from "../auth/mcp_auth.ts";
+import { authenticateMcp, type OAuthCheck } from "../auth/mcp_auth.ts";
 import type { Caller } from "./audit.ts";
 import { RateLimiter } from "./rate_limit.ts";
 import {
@@ -52,6 +52,8 @@ export interface McpDeps {
   settings?: Partial<McpSettings>;
   /** Draws pages for `view_page` (see `src/render/page_cache.ts`). */
   pageViews?: PageViewer;
+  /** Takes OAuth access tokens besides agent keys, and names the resource metadata in 401s (`src/auth/oauth/`). */
+  oauth?: OAuthCheck;
 }
 
 /** The protocol versions the endpoint speaks. */
@@ -141,7 +143,7 @@ export function createMcpEndpoint(deps: McpDeps): (request: Request) => Promise<
     }
     const now = core.now();
     core.cache.refresh();
-    const auth = authenticateAgentKey(core.cache, request.headers.get("authorization"), now);
+    const auth = authenticateMcp(core.cache, request, now, deps.oauth);
     if (!auth.ok) return auth.response;
     if (!isJsonContentType(request.headers.get("content-type"))) {
       return rpcError(415, -32000, "Send the request body as JSON, with Content-Type: application/json.");
@@ -192,6 +194,7 @@ export function createMcpEndpoint(deps: McpDeps): (request: Request) => Promise<
       key: auth.key,
       maskedKey: auth.maskedKey,
       endUser: endUser === "" ? null : endUser,
+      ...(auth.oauth ? { oauth: auth.oauth } : {}),
     };
     const state: ExchangeState = { auditFailure: null };
 

@@ -8,7 +8,9 @@
 import type { VNode } from "preact";
 import type { Folder } from "../../../projections/catalogue.ts";
 import type { AgentKey, OldValue } from "../../../projections/key_scopes.ts";
+import type { OAuthGrant } from "../../../projections/oauth_grants.ts";
 import { FolderChecks } from "./folder_tree.tsx";
+import { KeyApps } from "./key_apps.tsx";
 import { Alert, Layout, type PageContext, Time } from "./layout.tsx";
 
 /** A document a key can be given, with its folder. */
@@ -219,6 +221,8 @@ export interface KeyPageProps {
   documents: readonly PickableDocument[];
   rootLabel: string;
   publicUrl: string;
+  /** The apps acting as this key through OAuth. */
+  apps?: readonly OAuthGrant[];
 }
 
 const GRACES = [
@@ -250,6 +254,7 @@ export function KeyPage(props: KeyPageProps): VNode {
         </div>
       </header>
       <SecretPanel id="secret" publicUrl={props.publicUrl} agent />
+      <KeyApps apps={props.apps ?? []} csrf={props.context.csrf} />
       <section class="card" aria-labelledby="edit-title">
         <h2 id="edit-title">Settings</h2>
         <form

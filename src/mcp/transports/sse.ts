@@ -17,7 +17,7 @@
  * @module
  */
 import type { DatabaseSync } from "node:sqlite";
-import { authenticateAgentKey, type McpAuthResult } from "../../auth/mcp_auth.ts";
+import { authenticateMcp, type McpAuthResult, type OAuthCheck } from "../../auth/mcp_auth.ts";
 import { originAllowed } from "../endpoint.ts";
 import { ReadCache } from "../read_cache.ts";
 
@@ -81,12 +81,12 @@ function acceptsEventStream(accept: string | null): boolean {
   });
 }
 
-/** Checks a request's agent key as `/mcp` does, against the projections (through a cache of its own). */
-export function agentKeyAuthenticator(db: DatabaseSync): SseDeps["authenticate"] {
+/** Checks a request's agent key (or OAuth access token) as `/mcp` does, through a cache of its own. */
+export function agentKeyAuthenticator(db: DatabaseSync, oauth?: OAuthCheck): SseDeps["authenticate"] {
   const keys = new ReadCache(db);
   return (request, now) => {
     keys.refresh();
-    return authenticateAgentKey(keys, request.headers.get("authorization"), now);
+    return authenticateMcp(keys, request, now, oauth);
   };
 }
 

@@ -1,0 +1,131 @@
+/**
+ * What the OAuth endpoints share: settings, the issuer and resource URLs of
+ * a request, secrets and their hashes, and small answers.
+ *
+ * @module
+ */
+import { hashSecret } from "../key_format.ts";
+import { randomId } from "../../domain/ids.ts";
+
+/** The OAuth settings of an install. */
+export interface OAuthSettings {
+  /** Whether Sergo is an authorization server at all (`SERGO_OAUTH`). */
+  enabled: boolean;
+  /** The public URL (the issuer); default the request's origin. */
+  publicUrl: string | null;
+  /** Accept client metadata documents at http URLs on loopback (`SERGO_OAUTH_LOOPBACK_CLIENTS`): development only. */
+  loopbackClients: boolean;
+  /** How long an access token works, in seconds. */
+  accessTokenSeconds: number;
+  /** How long a refresh token works, in seconds. */
+  refreshTokenSeconds: number;
+  /** How long an authorization code works, in seconds. */
+  codeSeconds: number;
+  /** Registrations per client address per hour. */
+  registrationsPerHour: number;
+}
+
+/** The defaults: on, one-hour access tokens, 30-day refresh tokens, one-minute codes. */
+export const DEFAULT_OAUTH_SETTINGS: OAuthSettings = {
+  enabled: true,
+  publicUrl: null,
+  loopbackClients: false,
+  accessTokenSeconds: 3600,
+  refreshTokenSeconds: 30 * 24 * 3600,
+  codeSeconds: 60,
+  registrationsPerHour: 20,
+};
+
+/** The prefixes of Sergo's OAuth secrets. */
+export const ACCESS_PREFIX = "sgo_at_";
+export const REFRESH_PREFIX = "sgo_rt_";
+export const CODE_PREFIX = "sgo_ac_";
+
+/** A new random secret with a prefix (43 base62 characters, about 256 bits). */
+export function newSecret(prefix: string): { value: string; hash: string } {
+  const value = prefix + randomId(43);
+  return { value, hash: hashSecret(value) };
+}
+
+/** The issuer of a request: the public URL, or the request's origin. */
+export function issuerOf(settings: OAuthSettings, request: Request): string {
+  return (settings.publicUrl ?? new URL(request.url).origin).replace(/\/+$/, "");
+}
+
+/** The MCP endpoints a token can be for. */
+export const RESOURCE_PATHS = ["/mcp", "/sse"] as const;
+
+/** The resource (RFC 8707) a request to an MCP endpoint is for: `/sse/messages` belongs to `/sse`. */
+export function resourceOf(settings: OAuthSettings, request: Request): string {
+  const path = new URL(request.url).pathname;
+  return issuerOf(settings, request) + (path.startsWith("/sse") ? "/sse" : "/mcp");
+}
+
+/** The protected resource metadata URL (RFC 9728) of a resource. */
+export function resourceMetadataUrl(settings: OAuthSettings, request: Request): string {
+  const path = new URL(request.url).pathname.startsWith("/sse") ? "/sse" : "/mcp";
+  return `${issuerOf(settings, request)}/.well-known/oauth-protected-resource${path}`;
+}
+
+/** A JSON answer that is never cached. */
+export function jsonAnswer(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: {
+      "content-type": "application/json",
+      "cache-control": "no-store",
+      "access-control-allow-origin": "*",
+      ...headers,
+    },
+  });
+}
+
+/** An OAuth error answer (RFC 6749 §5.2). */
+export function oauthError(status: number, error: string, description: string): Response {
+  return jsonAnswer({ error, error_description: description }, status);
+}
+
+/** Whether a host name is this machine. */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, "").toLowerCase();
+  return host === "localhost" || host === "::1" || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+/** Reads a small request body as text; null when it is larger than `limit` bytes. */
+export async function readSmallBody(request: Request, limit: number): Promise<string | null> {
+  if (!request.body) return "";
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of request.body) {
+    size += chunk.byteLength;
+    if (size > limit) return null;
+    chunks.push(chunk);
+  }
+  return new TextDecoder().decode(await new Blob(chunks as BlobPart[]).arrayBuffer());
+}
+
+/** Counts events per key over a sliding hour, for rate limits. */
+export class HourlyLimit {
+  readonly #limit: number;
+  readonly #seen = new Map<string, number[]>();
+
+  constructor(limit: number) {
+    this.#limit = limit;
+  }
+
+  /** Takes one from `key`'s allowance at `nowMs`; false when the hour's allowance is spent. */
+  take(key: string, nowMs: number): boolean {
+    const since = nowMs - 3600_000;
+    const times = (this.#seen.get(key) ?? []).filter((t) => t > since);
+    if (times.length >= this.#limit) {
+      this.#seen.set(key, times);
+      return false;
+    }
+    times.push(nowMs);
+    this.#seen.set(key, times);
+    if (this.#seen.size > 10_000) {
+      for (const [k, v] of this.#seen) if (v.every((t) => t <= since)) this.#seen.delete(k);
+    }
+    return true;
+  }
+}

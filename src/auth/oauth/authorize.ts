@@ -1,0 +1,265 @@
+/**
+ * The authorization endpoint: `GET /oauth/authorize` checks the app and its
+ * request, sends the person to sign in if needed, and shows the consent
+ * page; `POST /oauth/authorize` (the consent form) records the grant with a
+ * single-use, short-lived code (only its sha256 is kept) and sends the
+ * browser back to the app with `code`, `state` and `iss` (RFC 9207).
+ *
+ * A request whose client or redirect URI cannot be trusted never goes back
+ * to the app: it gets an error page. Anything else wrong goes back as an
+ * OAuth error.
+ *
+ * @module
+ */
+import type { VNode } from "preact";
+import { renderToString } from "preact-render-to-string";
+import { listFolders, rootLabel } from "../../../projections/catalogue.ts";
+import { listAgentKeys } from "../../../projections/key_scopes.ts";
+import { readCookie } from "../api_auth.ts";
+import { loadAssets } from "../../console/assets.ts";
+import type { PageContext } from "../../console/pages/layout.tsx";
+import { csrfCookie, csrfToken, currentSession, isSecure, pageHeaders } from "../../console/session.ts";
+import { DomainError } from "../../domain/errors.ts";
+import { createAgentKey, requireAgentKey } from "../../domain/keys.ts";
+import { newId } from "../../domain/ids.ts";
+import { CSRF_COOKIE, type Services } from "../../services.ts";
+import { CODE_PREFIX, issuerOf, newSecret, type OAuthSettings, RESOURCE_PATHS } from "./_shared.ts";
+import { ClientDirectory, ClientError, type ClientInfo, redirectAllowed } from "./clients.ts";
+import { AuthorizationErrorPage, type AuthorizationFields, ConsentPage } from "./consent.tsx";
+
+const MAX_FORM_BYTES = 16 * 1024;
+const CHALLENGE = /^[A-Za-z0-9_-]{43,128}$/;
+
+type Checked =
+  | { kind: "ok"; client: ClientInfo; fields: AuthorizationFields }
+  | { kind: "page"; message: string }
+  | { kind: "redirect"; location: string };
+
+/** Where the browser goes back to the app: the redirect URI with the answer and `iss` added to its query. */
+export function backToApp(
+  redirectUri: string,
+  params: Record<string, string | null>,
+  issuer: string,
+): string {
+  const url = new URL(redirectUri);
+  for (const [name, value] of Object.entries(params)) if (value !== null) url.searchParams.set(name, value);
+  url.searchParams.set("iss", issuer);
+  return url.href;
+}
+
+/** The CSP source that lets the consent form's answer go to the redirect URI. */
+function formTarget(redirectUri: string): string {
+  const url = new URL(redirectUri);
+  return url.protocol === "http:" || url.protocol === "https:" ? url.origin : url.protocol;
+}
+
+/** Builds the authorization endpoint. */
+export function createAuthorize(
+  services: Services,
+  settings: OAuthSettings,
+  clients: ClientDirectory,
+): (request: Request) => Promise<Response> {
+  let assetVersion: Promise<string> | null = null;
+
+  async function check(params: URLSearchParams, issuer: string): Promise<Checked> {
+    for (const name of ["client_id", "redirect_uri", "state", "code_challenge", "response_type"]) {
+      if (params.getAll(name).length > 1) return { kind: "page", message: `The request repeats "${name}".` };
+    }
+    let client: ClientInfo;
+    try {
+      client = await clients.find(params.get("client_id") ?? "");
+    } catch (error) {
+      if (error instanceof ClientError) return { kind: "page", message: error.message };
+      throw error;
+    }
+    const redirectUri = params.get("redirect_uri") ?? "";
+    if (redirectUri === "") return { kind: "page", message: "The request names no redirect_uri." };
+    if (!redirectAllowed(client, redirectUri)) {
+      return {
+        kind: "page",
+        message: `"${redirectUri}" is not one of ${client.client_name}'s redirect URIs.`,
+      };
+    }
+    const state = params.get("state");
+    const fail = (error: string, description: string): Checked => ({
+      kind: "redirect",
+      location: backToApp(redirectUri, { error, error_description: description, state }, issuer),
+    });
+    if (params.get("response_type") !== "code") {
+      return fail("unsupported_response_type", "Sergo answers response_type=code only.");
+    }
+    const challenge = params.get("code_challenge") ?? "";
+    if (params.get("code_challenge_method") !== "S256" || !CHALLENGE.test(challenge)) {
+      return fail("invalid_request", "PKCE is required, with code_challenge_method=S256.");
+    }
+    const resources = params.getAll("resource");
+    const ours = RESOURCE_PATHS.map((path) => issuer + path);
+    if (resources.length > 1 || (resources.length === 1 && !ours.includes(resources[0]!))) {
+      return fail("invalid_target", `The resource must be one of ${ours.join(", ")}.`);
+    }
+    return {
+      kind: "ok",
+      client,
+      fields: {
+        client_id: client.client_id,
+        redirect_uri: redirectUri,
+        state,
+        code_challenge: challenge,
+        resource: resources[0] ?? ours[0]!,
+        scope: params.get("scope"),
+      },
+    };
+  }
+
+  return async (request) => {
+    const url = new URL(request.url);
+    const issuer = issuerOf(settings, request);
+    const csrf = csrfToken(request);
+    const version = await (assetVersion ??= loadAssets().then((assets) => assets.version));
+    const session = currentSession(services, request);
+    const context: PageContext = {
+      csrf: csrf.token,
+      person: session && { name: session.person.name, email: session.person.email },
+      path: "/oauth/authorize",
+      assetVersion: version,
+    };
+    const render = (page: VNode, status: number, redirectUri?: string): Response => {
+      const headers = pageHeaders("text/html; charset=utf-8");
+      if (redirectUri) {
+        const csp = headers.get("content-security-policy")!;
+        headers.set(
+          "content-security-policy",
+          csp.replace("form-action 'self'", `form-action 'self' ${formTarget(redirectUri)}`),
+        );
+      }
+      if (csrf.fresh) headers.append("set-cookie", csrfCookie(csrf.token, isSecure(services, request)));
+      return new Response(`<!doctype html>${renderToString(page)}`, { status, headers });
+    };
+    const redirect = (location: string): Response =>
+      new Response(null, { status: 303, headers: { location, "cache-control": "no-store" } });
+
+    if (request.method !== "GET" && request.method !== "POST") {
+      return new Response("Method not allowed", { status: 405, headers: { allow: "GET, POST" } });
+    }
+    let params = url.searchParams;
+    if (request.method === "POST") {
+      const type = request.headers.get("content-type") ?? "";
+      const text = type.startsWith("application/x-www-form-urlencoded") ? await readForm(request) : "";
+      if (text === null) {
+        return render(AuthorizationErrorPage({ context, message: "The form is too large." }), 413);
+      }
+      params = new URLSearchParams(text);
+    }
+    const checked = await check(params, issuer);
+    if (checked.kind === "page") {
+      return render(AuthorizationErrorPage({ context, message: checked.message }), 400);
+    }
+    if (checked.kind === "redirect") return redirect(checked.location);
+    const { client, fields } = checked;
+    if (!session) {
+      const again = new URL("/oauth/authorize", url);
+      for (const [name, value] of Object.entries(fields)) {
+        if (value !== null) again.searchParams.set(name, value);
+      }
+      again.searchParams.set("response_type", "code");
+      again.searchParams.set("code_challenge_method", "S256");
+      return redirect(`/sign-in?next=${encodeURIComponent(again.pathname + again.search)}`);
+    }
+    const person = session.person;
+    const db = services.app.db;
+    const page = (
+      error?: string,
+      draft?: { key: string; name: string; description: string; folders: string[] },
+    ) =>
+      render(
+        ConsentPage({
+          context,
+          client,
+          fields,
+          keys: listAgentKeys(db, person.person_id),
+          folders: listFolders(db, person.person_id),
+          rootLabel: rootLabel(person.name),
+          error,
+          draft,
+        }),
+        error ? 400 : 200,
+        fields.redirect_uri,
+      );
+    if (request.method === "GET") return page();
+
+    // The consent form: from this server's page, with its CSRF token.
+    const origin = request.headers.get("origin");
+    const ownOrigins = [url.origin, issuer];
+    if (
+      (origin !== null && !ownOrigins.includes(origin)) || csrf.fresh ||
+      params.get("csrf") !== readCookie(request, CSRF_COOKIE)
+    ) {
+      return page("This form has expired — try again.");
+    }
+    if (params.get("decision") !== "allow") {
+      return redirect(backToApp(fields.redirect_uri, {
+        error: "access_denied",
+        error_description: `${person.name} did not allow ${client.client_name}.`,
+        state: fields.state,
+      }, issuer));
+    }
+    const actor = `person-${person.person_id}`;
+    const choice = params.get("key") ?? "";
+    const draft = {
+      key: choice,
+      name: params.get("new_name") ?? "",
+      description: params.get("new_description") ?? "",
+      folders: params.getAll("new_folders"),
+    };
+    let keyId: string;
+    try {
+      if (choice === "new") {
+        const made = await createAgentKey(services.app, {
+          personId: person.person_id,
+          name: draft.name.trim(),
+          description: draft.description.trim(),
+          canRead: { folders: draft.folders, documents: [] },
+        }, actor);
+        keyId = made.key.key_id;
+      } else {
+        keyId = requireAgentKey(db, person.person_id, choice).key_id;
+      }
+    } catch (error) {
+      if (error instanceof DomainError) return page(error.message, draft);
+      throw error;
+    }
+    const code = newSecret(CODE_PREFIX);
+    const grantId = newId();
+    const now = services.app.now();
+    await services.app.append(`grant-${grantId}`, [{
+      type: "OAuthGranted",
+      data: {
+        grant_id: grantId,
+        key_id: keyId,
+        person_id: person.person_id,
+        client_id: client.client_id,
+        client_name: client.client_name,
+        metadata_url: client.metadata_url,
+        redirect_uri: fields.redirect_uri,
+        resource: fields.resource,
+        code_hash: code.hash,
+        code_challenge: fields.code_challenge,
+        code_expires_at: new Date(now.getTime() + settings.codeSeconds * 1000).toISOString(),
+      },
+      metadata: services.app.meta(actor),
+    }], { expectedVersion: "no_stream" });
+    return redirect(backToApp(fields.redirect_uri, { code: code.value, state: fields.state }, issuer));
+  };
+}
+
+async function readForm(request: Request): Promise<string | null> {
+  if (!request.body) return "";
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of request.body) {
+    size += chunk.byteLength;
+    if (size > MAX_FORM_BYTES) return null;
+    chunks.push(chunk);
+  }
+  return new TextDecoder().decode(await new Blob(chunks as BlobPart[]).arrayBuffer());
+}

@@ -1,0 +1,146 @@
+/** @jsxImportSource preact */
+/**
+ * The consent page: which app asks (its name, where it sends you back, its
+ * metadata document), and which agent key's access it gets — one of yours,
+ * or a new key made right here. The app then acts exactly as that key.
+ *
+ * @module
+ */
+import type { VNode } from "preact";
+import type { Folder } from "../../../projections/catalogue.ts";
+import type { AgentKey } from "../../../projections/key_scopes.ts";
+import { Alert, Layout, type PageContext } from "../../console/pages/layout.tsx";
+import type { ClientInfo } from "./clients.ts";
+
+/** The authorization request fields the form carries back. */
+export interface AuthorizationFields {
+  client_id: string;
+  redirect_uri: string;
+  state: string | null;
+  code_challenge: string;
+  resource: string;
+  scope: string | null;
+}
+
+/** Options of {@linkcode ConsentPage}. */
+export interface ConsentPageProps {
+  context: PageContext;
+  client: ClientInfo;
+  fields: AuthorizationFields;
+  keys: readonly AgentKey[];
+  folders: readonly Folder[];
+  rootLabel: string;
+  error?: string;
+  /** What the new-key fields held when the form comes back with an error. */
+  draft?: { key: string; name: string; description: string; folders: string[] };
+}
+
+/** The consent page. */
+export function ConsentPage(props: ConsentPageProps): VNode {
+  const { context, client, fields, keys, folders, draft } = props;
+  const redirectHost = new URL(fields.redirect_uri).host || fields.redirect_uri;
+  const chosen = draft?.key ?? (keys[0]?.key_id ?? "new");
+  const roots = folders.filter((f) => f.parent_id === null);
+  return (
+    <Layout context={context} title={`Allow ${client.client_name}`}>
+      <section class="card narrow" id="consent">
+        <h1>
+          Allow <span id="consent-app">{client.client_name}</span> to read your documents?
+        </h1>
+        <dl class="facts">
+          <dt>App</dt>
+          <dd>{client.client_name}</dd>
+          <dt>Sends you back to</dt>
+          <dd id="consent-redirect-host">{redirectHost}</dd>
+          <dt>Described at</dt>
+          <dd id="consent-metadata-url">
+            {client.metadata_url ??
+              "nowhere: the app registered itself with Sergo, so its name is its own claim"}
+          </dd>
+          <dt>For</dt>
+          <dd>{fields.resource}</dd>
+        </dl>
+        <p>
+          The app will act exactly as the agent key you choose: it reads what the key can read, and every call
+          is in the audit under that key, marked as coming from this app. You can revoke it on the key's page.
+        </p>
+        <Alert id="consent-error">{props.error}</Alert>
+        <form method="post" action="/oauth/authorize" class="stack">
+          <input type="hidden" name="csrf" value={context.csrf} />
+          <input type="hidden" name="client_id" value={fields.client_id} />
+          <input type="hidden" name="redirect_uri" value={fields.redirect_uri} />
+          {fields.state !== null && <input type="hidden" name="state" value={fields.state} />}
+          <input type="hidden" name="code_challenge" value={fields.code_challenge} />
+          <input type="hidden" name="code_challenge_method" value="S256" />
+          <input type="hidden" name="resource" value={fields.resource} />
+          {fields.scope !== null && <input type="hidden" name="scope" value={fields.scope} />}
+          <fieldset>
+            <legend>Which key's access does the app get?</legend>
+            {keys.map((key) => (
+              <label key={key.key_id} class="choice">
+                <input type="radio" name="key" value={key.key_id} checked={chosen === key.key_id} />
+                <strong>{key.name}</strong>
+                {key.description && <span class="hint">— {key.description}</span>}
+              </label>
+            ))}
+            <label class="choice">
+              <input type="radio" name="key" value="new" id="consent-new-key" checked={chosen === "new"} />
+              <strong>A new key</strong>
+            </label>
+            <div class="stack" id="consent-new-fields">
+              <label>
+                Name
+                <input
+                  name="new_name"
+                  value={draft?.name ?? ""}
+                  maxlength={32}
+                  placeholder="2 to 32 characters: a-z, 0-9 and -, starting with a letter"
+                />
+              </label>
+              <label>
+                Description
+                <input name="new_description" value={draft?.description ?? ""} maxlength={1000} />
+              </label>
+              <fieldset>
+                <legend>Can read</legend>
+                {roots.length === 0 && <p class="hint">You have no folders yet.</p>}
+                {roots.map((folder) => (
+                  <label key={folder.folder_id} class="choice">
+                    <input
+                      type="checkbox"
+                      name="new_folders"
+                      value={folder.folder_id}
+                      checked={draft?.folders.includes(folder.folder_id) ?? false}
+                    />
+                    {`${props.rootLabel}/${folder.path}`}
+                  </label>
+                ))}
+              </fieldset>
+            </div>
+          </fieldset>
+          <div class="actions">
+            <button type="submit" name="decision" value="allow" class="primary" id="consent-allow">
+              Allow
+            </button>
+            <button type="submit" name="decision" value="deny" id="consent-deny">Deny</button>
+          </div>
+        </form>
+      </section>
+    </Layout>
+  );
+}
+
+/** The page shown when an authorization request cannot go back to the app (a bad client or redirect URI). */
+export function AuthorizationErrorPage(
+  { context, message }: { context: PageContext; message: string },
+): VNode {
+  return (
+    <Layout context={context} title="This app cannot sign in">
+      <section class="card narrow">
+        <h1>This app cannot sign in</h1>
+        <p class="alert" role="alert" id="authorize-error">{message}</p>
+        <p class="hint">Nothing was shared. Ask the app's maker, or connect with an agent key instead.</p>
+      </section>
+    </Layout>
+  );
+}

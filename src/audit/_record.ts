@@ -81,6 +81,8 @@ const REDACT: Readonly<Record<string, readonly string[]>> = {
   AgentKeyRolled: ["key_hash"],
   PersonalKeyCreated: ["key_hash"],
   LoginTokenIssued: ["token_hash"],
+  OAuthGranted: ["code_hash", "code_challenge"],
+  OAuthTokensIssued: ["access_hash", "refresh_hash"],
 };
 
 /** Replaces redacted fields of an event's data; returns the names replaced. */

@@ -354,6 +354,27 @@ Deno.test("the whole flow with a client metadata document: consent makes a key, 
     },
   );
 
+  await t.step("the audit export shows who let which app read what, and no code or token hash", async () => {
+    const exported = await browser.fetch("/api/audit/export?format=jsonl");
+    assert.equal(exported.status, 200);
+    const text = decoder.decode(new Uint8Array(await exported.arrayBuffer()));
+    for (
+      const action of [
+        "oauth app allowed",
+        "oauth tokens issued",
+        "oauth tokens refreshed",
+        "oauth app revoked",
+      ]
+    ) {
+      assert.ok(text.includes(action), `the export has "${action}"`);
+    }
+    const hashes = world.running.app.db.prepare(
+      "SELECT code_hash AS h FROM oauth_grants UNION SELECT access_hash FROM oauth_grants WHERE access_hash IS NOT NULL UNION SELECT hash FROM oauth_spent_refresh",
+    ).all() as Array<{ h: string }>;
+    assert.ok(hashes.length >= 4);
+    for (const { h } of hashes) assert.ok(!text.includes(h), "no secret's hash leaves the install");
+  });
+
   await t.step("replay rebuilds the grants: revoked stays revoked", async () => {
     const app = world.running.app;
     const before = app.db.prepare("SELECT grant_id, revoked, code_used FROM oauth_grants ORDER BY grant_id")

@@ -66,7 +66,8 @@ export interface AppendStamp {
  */
 export type WriteOutcome =
   | { ok: true; stamp: AppendStamp; streamVersion: number }
-  | { ok: false; stream: string; expected: ExpectedVersion; actual: number | null };
+  | { ok: false; stream: string; expected: ExpectedVersion; actual: number | null }
+  | { ok: false; stream: string; failure: string };
 
 const HASH_CHARS = 64;
 
@@ -104,7 +105,51 @@ function cached(db: DatabaseSync, sql: string): StatementSync {
   return statement;
 }
 
-/** Writes the items in one transaction; throws (after rolling back) when SQLite fails. */
+/** One event's row, encoded and hashed, ready to insert. */
+interface EncodedRow {
+  position: number;
+  streamVersion: number;
+  type: string;
+  schemaVersion: number;
+  data: string;
+  metadata: string;
+  prevHash: string;
+  hash: string;
+}
+
+/** Encodes and hashes an item's events from where the log and its stream stand; throws on data it cannot encode. */
+function encodeItem(item: WriteItem, from: number, position: number, prevHash: string): EncodedRow[] {
+  return item.events.map((event, i) => {
+    const fields = {
+      position: position + i + 1,
+      stream: item.stream,
+      stream_version: from + i + 1,
+      type: event.type,
+      schema_version: EVENT_VERSIONS[event.type],
+      data: event.data,
+      metadata: event.metadata,
+    };
+    const hash = eventHash(prevHash, fields);
+    const row = {
+      position: fields.position,
+      streamVersion: fields.stream_version,
+      type: fields.type,
+      schemaVersion: fields.schema_version,
+      data: JSON.stringify(fields.data),
+      metadata: JSON.stringify(fields.metadata),
+      prevHash,
+      hash,
+    };
+    prevHash = hash;
+    return row;
+  });
+}
+
+/**
+ * Writes the items in one transaction; throws (after rolling back) when SQLite
+ * fails. An item whose events cannot be encoded (hashed and serialised) fails
+ * alone, before anything of it is written: the others commit.
+ */
 export function writeBatch(db: DatabaseSync, items: readonly WriteItem[]): WriteOutcome[] {
   const outcomes: WriteOutcome[] = [];
   db.exec("BEGIN IMMEDIATE");
@@ -135,6 +180,14 @@ export function writeBatch(db: DatabaseSync, items: readonly WriteItem[]): Write
       }
       const from = current ?? 0;
       const to = from + item.events.length;
+      let rows: EncodedRow[];
+      try {
+        rows = encodeItem(item, from, position, prevHash);
+      } catch (error) {
+        const failure = error instanceof Error ? error.message : String(error);
+        outcomes.push({ ok: false, stream: item.stream, failure });
+        continue;
+      }
       // The version check is enforced by SQL too, not only by the read above.
       if (current === null) insertStream.run(item.stream, to);
       else if (updateStream.run(to, item.stream, from).changes !== 1) {
@@ -142,32 +195,22 @@ export function writeBatch(db: DatabaseSync, items: readonly WriteItem[]): Write
         continue;
       }
       const stamp: AppendStamp = { firstPosition: position + 1, prevHash, hashes: "" };
-      item.events.forEach((event, i) => {
-        position++;
-        const fields = {
-          position,
-          stream: item.stream,
-          stream_version: from + i + 1,
-          type: event.type,
-          schema_version: EVENT_VERSIONS[event.type],
-          data: event.data,
-          metadata: event.metadata,
-        };
-        const hash = eventHash(prevHash, fields);
+      for (const row of rows) {
         insertEvent.run(
-          position,
-          fields.stream,
-          fields.stream_version,
-          fields.type,
-          fields.schema_version,
-          JSON.stringify(fields.data),
-          JSON.stringify(fields.metadata),
-          prevHash,
-          hash,
+          row.position,
+          item.stream,
+          row.streamVersion,
+          row.type,
+          row.schemaVersion,
+          row.data,
+          row.metadata,
+          row.prevHash,
+          row.hash,
         );
-        stamp.hashes += hash;
-        prevHash = hash;
-      });
+        stamp.hashes += row.hash;
+        position = row.position;
+        prevHash = row.hash;
+      }
       outcomes.push({ ok: true, stamp, streamVersion: to });
     }
     db.exec("COMMIT");

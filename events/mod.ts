@@ -7,3 +7,4 @@ export * from "./types.ts";
 export * from "./store.ts";
 export * from "./sqlite_store.ts";
 export * from "./hash_chain.ts";
+export * from "./json_depth.ts";

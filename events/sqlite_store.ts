@@ -56,24 +56,60 @@ export interface SqliteStoreOptions {
    * waits for the disk.
    */
   writer?: "inline" | "thread";
+  /**
+   * How long an append waits for the writer thread's answer before it fails,
+   * in ms. Default 30 s; a commit normally takes a few milliseconds.
+   */
+  writerTimeoutMs?: number;
 }
 
-/** The writer thread, as the store talks to it. */
+/** How the log's writer is doing, for `/healthz`. */
+export interface WriterStatus {
+  /** False when a commit has waited longer than the store's stuck threshold, or the last one timed out. */
+  ok: boolean;
+  /** How long the oldest commit still waiting for the writer has waited, in ms (0 when none waits). */
+  waitingMs: number;
+  /** What is wrong, in one sentence, when not ok. */
+  problem?: string;
+}
+
+/** How long a commit may wait for the writer thread before `/healthz` says the writer is stuck. */
+export const WRITER_STUCK_MS = 10_000;
+
+interface Waiting {
+  since: number;
+  timer: ReturnType<typeof setTimeout>;
+  resolve(o: WriteOutcome[]): void;
+  reject(e: Error): void;
+}
+
+/**
+ * The writer thread, as the store talks to it. Every wait for it has a
+ * deadline: a write it does not answer in time fails with an error (a
+ * message the thread could not read is never answered), and so does closing.
+ */
 class WriterThread {
   readonly #worker: Worker;
-  readonly #waiting = new Map<number, { resolve(o: WriteOutcome[]): void; reject(e: Error): void }>();
+  readonly #waiting = new Map<number, Waiting>();
+  readonly #timeoutMs: number;
   #next = 1;
   #closed: (() => void) | null = null;
+  /** When the last write timed out, until the thread answers again. */
+  timedOutAt: number | null = null;
 
-  constructor(path: string, busyTimeoutMs: number) {
+  constructor(path: string, busyTimeoutMs: number, timeoutMs: number) {
+    this.#timeoutMs = timeoutMs;
     this.#worker = new Worker(new URL("./_writer_thread.ts", import.meta.url), { type: "module" });
     this.#worker.onmessage = (message: MessageEvent<WriterResponse>) => {
       const response = message.data;
       if (response.kind === "written" || response.kind === "failed") {
+        this.timedOutAt = null;
         const waiting = this.#waiting.get(response.id);
+        if (!waiting) return; // it timed out; the log catches up from the file
         this.#waiting.delete(response.id);
-        if (response.kind === "written") waiting?.resolve(response.outcomes);
-        else waiting?.reject(new Error(`Cannot append: ${response.message}`));
+        clearTimeout(waiting.timer);
+        if (response.kind === "written") waiting.resolve(response.outcomes);
+        else waiting.reject(new Error(`Cannot append: ${response.message}`));
       } else if (response.kind === "closed") {
         this.#closed?.();
       }
@@ -81,6 +117,7 @@ class WriterThread {
     this.#worker.onerror = (event) => {
       event.preventDefault();
       for (const waiting of this.#waiting.values()) {
+        clearTimeout(waiting.timer);
         waiting.reject(new Error(`Cannot append: ${event.message}`));
       }
       this.#waiting.clear();
@@ -91,18 +128,46 @@ class WriterThread {
   write(items: WriteItem[]): Promise<WriteOutcome[]> {
     const id = this.#next++;
     return new Promise((resolve, reject) => {
-      this.#waiting.set(id, { resolve, reject });
-      this.#worker.postMessage({ kind: "write", id, items } satisfies WriterRequest);
+      const timer = setTimeout(() => {
+        this.#waiting.delete(id);
+        this.timedOutAt = Date.now();
+        reject(
+          new Error(
+            `Cannot append: the log's writer did not answer within ${formatMs(this.#timeoutMs)}`,
+          ),
+        );
+      }, this.#timeoutMs);
+      this.#waiting.set(id, { since: Date.now(), timer, resolve, reject });
+      try {
+        this.#worker.postMessage({ kind: "write", id, items } satisfies WriterRequest);
+      } catch (error) {
+        this.#waiting.delete(id);
+        clearTimeout(timer);
+        reject(error);
+      }
     });
   }
 
+  /** How long the oldest write still waiting has waited, in ms. */
+  oldestWaitMs(now: number): number {
+    for (const waiting of this.#waiting.values()) return now - waiting.since;
+    return 0;
+  }
+
   async close(): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
     await new Promise<void>((resolve) => {
       this.#closed = resolve;
+      timer = setTimeout(resolve, this.#timeoutMs);
       this.#worker.postMessage({ kind: "close" } satisfies WriterRequest);
     });
+    clearTimeout(timer);
     this.#worker.terminate();
   }
+}
+
+function formatMs(ms: number): string {
+  return ms < 1000 ? `${ms} ms` : `${Math.round(ms / 1000)} s`;
 }
 
 /** Opens (creating if needed) the SQLite event store at `path`. */
@@ -128,7 +193,33 @@ export class SqliteEventStore implements EventStore {
   constructor(path: string, options: SqliteStoreOptions = {}) {
     const busyTimeoutMs = options.busyTimeoutMs ?? 10_000;
     this.#db = openLogDatabase(path, busyTimeoutMs);
-    this.#writer = options.writer === "thread" ? new WriterThread(path, busyTimeoutMs) : null;
+    this.#writer = options.writer === "thread"
+      ? new WriterThread(path, busyTimeoutMs, options.writerTimeoutMs ?? 30_000)
+      : null;
+  }
+
+  /** Whether the writer thread answers: a commit waiting too long, or one that timed out, means it is stuck. */
+  writerStatus(): WriterStatus {
+    if (!this.#writer) return { ok: true, waitingMs: 0 };
+    const now = Date.now();
+    const waitingMs = this.#writer.oldestWaitMs(now);
+    if (waitingMs > WRITER_STUCK_MS) {
+      return {
+        ok: false,
+        waitingMs,
+        problem: `A commit has waited ${formatMs(waitingMs)} for the log's writer.`,
+      };
+    }
+    if (this.#writer.timedOutAt !== null) {
+      return {
+        ok: false,
+        waitingMs,
+        problem: `The log's writer has not answered since a commit timed out ${
+          formatMs(now - this.#writer.timedOutAt)
+        } ago.`,
+      };
+    }
+    return { ok: true, waitingMs };
   }
 
   append(stream: string, events: SergoEvent[], options: AppendOptions = {}): Promise<AppendResult> {
@@ -196,6 +287,8 @@ export class SqliteEventStore implements EventStore {
         const events = recordedEvents(items[i]!, outcome.stamp, outcome.streamVersion);
         committed.push(...events);
         item.resolve({ events, streamVersion: outcome.streamVersion });
+      } else if ("failure" in outcome) {
+        item.reject(new Error(`Cannot append to "${outcome.stream}": ${outcome.failure}`));
       } else {
         item.reject(new ConcurrencyError(outcome.stream, outcome.expected, outcome.actual));
       }

@@ -8,6 +8,7 @@
  * @module
  */
 import { z } from "zod";
+import { MAX_EVENT_DEPTH, nestsDeeperThan } from "./json_depth.ts";
 
 const id = z.string().min(1).max(64);
 const name200 = z.string().min(1).max(200);
@@ -293,10 +294,18 @@ export class EventSchemaError extends Error {
   override name = "EventSchemaError";
 }
 
-/** Validates one event's data against its type's schema and returns it parsed. */
+/**
+ * Validates one event's data against its type's schema and returns it parsed;
+ * data nested deeper than {@linkcode MAX_EVENT_DEPTH} levels is refused first.
+ */
 export function validateEvent(event: { type: string; data: unknown; metadata: EventMetadata }): SergoEvent {
   if (!isEventType(event.type)) {
     throw new EventSchemaError(`Unknown event type "${event.type}"`);
+  }
+  if (nestsDeeperThan(event.data, MAX_EVENT_DEPTH) || nestsDeeperThan(event.metadata, MAX_EVENT_DEPTH)) {
+    throw new EventSchemaError(
+      `Cannot record "${event.type}": it nests deeper than ${MAX_EVENT_DEPTH} levels`,
+    );
   }
   const result = schemas[event.type].safeParse(event.data);
   if (!result.success) {

@@ -22,6 +22,8 @@ export interface AppOptions {
   onProgress?: ProjectorOptions["onProgress"];
   /** Where the log's commits run; a server uses its writer thread. */
   writer?: "inline" | "thread";
+  /** How long an append waits for the writer thread before it fails, in ms (default 30 s). */
+  writerTimeoutMs?: number;
 }
 
 /** Paths inside a data directory. */
@@ -37,7 +39,10 @@ export function dataPaths(dataDir: string): { events: string; projections: strin
 export async function openApp(dataDir: string, options: AppOptions = {}): Promise<SergoApp> {
   await Deno.mkdir(dataDir, { recursive: true });
   const paths = dataPaths(dataDir);
-  const store = openSqliteStore(paths.events, { writer: options.writer });
+  const store = openSqliteStore(paths.events, {
+    writer: options.writer,
+    writerTimeoutMs: options.writerTimeoutMs,
+  });
   const projector = openProjector(paths.projections, ALL_PROJECTIONS, { onProgress: options.onProgress });
   const app = new SergoApp(
     dataDir,

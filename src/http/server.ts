@@ -36,10 +36,13 @@ export function createHandler(deps: HttpDeps): Handler {
       if (url.pathname === "/healthz") {
         const head = deps.app.head();
         const behind = head.position - deps.app.projector.position;
+        const writer = deps.app.store.writerStatus();
         return json({
-          ok: deps.app.projector.failure === null,
+          ok: deps.app.projector.failure === null && writer.ok,
           version: VERSION,
           log: { position: head.position, hash: head.hash },
+          // "stuck: …" when a commit waits too long for the log's writer thread.
+          writer: writer.ok ? "ok" : `stuck: ${writer.problem}`,
           projections: { position: deps.app.projector.position, behind },
           ...(deps.health ? await deps.health() : {}),
         });

@@ -39,6 +39,8 @@ import { ReadCache } from "./read_cache.ts";
 import { type McpSettings, mcpSettings } from "./settings.ts";
 import type { PageViewer } from "./tools/tool.ts";
 import { readBodyText } from "../http/read_body.ts";
+import { nestsDeeperThan } from "../../events/json_depth.ts";
+import { MAX_MESSAGE_DEPTH } from "./limits.ts";
 
 /** What the endpoint is built from. */
 export interface McpDeps {
@@ -189,6 +191,18 @@ export function createMcpEndpoint(deps: McpDeps): (request: Request) => Promise<
       body = JSON.parse(raw);
     } catch {
       return rpcError(400, -32700, "Parse error: the request body is not valid JSON.");
+    }
+    if (nestsDeeperThan(body, MAX_MESSAGE_DEPTH)) {
+      const id = body !== null && typeof body === "object" && !Array.isArray(body)
+        ? (body as { id?: unknown }).id
+        : null;
+      return rpcError(
+        400,
+        -32600,
+        `Invalid request: the message nests deeper than ${MAX_MESSAGE_DEPTH} levels.`,
+        {},
+        id,
+      );
     }
     const caller: Caller = {
       key: auth.key,

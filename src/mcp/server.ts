@@ -332,8 +332,11 @@ export async function answerMessages(
   const answers: string[] = [];
   for (const message of messages) {
     if (!isRequest(message)) continue;
-    const call = plainToolCall(message);
-    if (call) {
+    const problem = requestProblem(message);
+    const call = problem === null ? plainToolCall(message) : null;
+    if (problem !== null) {
+      answers.push(errorAnswer(message.id, ProtocolErrorCode.InvalidRequest, problem));
+    } else if (call) {
       answers.push(await answerToolCall(core, caller, message.id, call, state, definitions));
     } else if (message.method === "tools/call" && !wellFormedToolCall(message.params)) {
       answers.push(errorAnswer(message.id, ProtocolErrorCode.InvalidParams, BAD_TOOL_CALL));

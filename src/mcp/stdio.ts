@@ -11,6 +11,8 @@ import { authenticateAgentKey } from "../auth/mcp_auth.ts";
 import { ReadCache } from "./read_cache.ts";
 import type { Caller } from "./audit.ts";
 import type { McpDeps } from "./endpoint.ts";
+import { nestsDeeperThan } from "../../events/json_depth.ts";
+import { MAX_MESSAGE_DEPTH } from "./limits.ts";
 import {
   answerMessages,
   type ExchangeState,
@@ -91,6 +93,12 @@ async function answerLine(
     body = JSON.parse(line);
   } catch {
     await write(errorLine(null, -32700, "Parse error: the line is not valid JSON."));
+    return;
+  }
+  if (nestsDeeperThan(body, MAX_MESSAGE_DEPTH)) {
+    await write(
+      errorLine(null, -32600, `Invalid request: the message nests deeper than ${MAX_MESSAGE_DEPTH} levels.`),
+    );
     return;
   }
   const messages = (Array.isArray(body) ? body : [body]).filter((m): m is JsonRpcMessage =>

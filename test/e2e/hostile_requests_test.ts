@@ -95,10 +95,39 @@ function mcp(url: string, key: string, body: string): Promise<Response> {
   });
 }
 
-Deno.test("400 requests of 500 KB whose params is not an object are all answered, and their memory is given back", async () => {
+Deno.test("deep tool calls freeze nothing; 400 requests of 500 KB with params not an object are answered and their memory given back", async () => {
   await using dir = await tempDir();
   const { child, url, key, output } = await startServe(dir.path);
   try {
+    // Objects nested 3,000 deep and arrays 3,600 deep, two of each at once, beside a plain call.
+    const deep = (levels: number, open: string, close: string) =>
+      `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search","arguments":{"query":"x","x":${
+        open.repeat(levels)
+      }1${close.repeat(levels)}}}}`;
+    const plain =
+      '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search","arguments":{"query":"x"}}}';
+    const statuses = await Promise.all(
+      [
+        deep(3_000, '{"a":', "}"),
+        deep(3_000, '{"a":', "}"),
+        deep(3_600, "[", "]"),
+        deep(3_600, "[", "]"),
+        plain,
+      ]
+        .map(async (body) => {
+          const response = await mcp(url, key, body);
+          await response.body?.cancel();
+          return response.status;
+        }),
+    );
+    assert.deepEqual(statuses, [400, 400, 400, 400, 200]);
+    const again = await mcp(url, key, plain);
+    assert.equal(again.status, 200);
+    await again.body?.cancel();
+    const health = await (await fetch(`${url}/healthz`)).json();
+    assert.equal(health.ok, true);
+    assert.equal(health.writer, "ok");
+
     const filler = "x".repeat(500_000);
     const body = `{"jsonrpc":"2.0","id":1,"method":"ping","params":5,"filler":"${filler}"}`;
     const wave = async () => {

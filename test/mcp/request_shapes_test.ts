@@ -118,6 +118,7 @@ Deno.test("other shapes the SDK drops are answered too: a bad _meta, a request w
 
 Deno.test("a request the SDK takes but does not answer in time is answered -32603, and the next one works", async () => {
   // Another connection holds the log's write lock, so the call's audit entry waits for it.
+  const audited = fixture.auditEvents().length;
   const lock = new DatabaseSync(join(fixture.dir, "events.db"));
   lock.exec("BEGIN IMMEDIATE");
   // `_meta` makes the call go through the SDK rather than the plain tools/call path.
@@ -137,6 +138,47 @@ Deno.test("a request the SDK takes but does not answer in time is answered -3260
   );
   const [, again] = await answer('{"jsonrpc":"2.0","id":12,"method":"ping"}');
   assert.equal(again, '{"jsonrpc":"2.0","id":12,"result":{}}');
+  // The call itself ran, and its audit entry lands once the lock is gone.
+  for (let i = 0; i < 100 && fixture.auditEvents().length === audited; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  assert.equal(fixture.auditEvents().length, audited + 1);
+});
+
+function deepCall(id: number, levels: number, open: string, close: string): string {
+  const deep = `${open.repeat(levels)}1${close.repeat(levels)}`;
+  return `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"search","arguments":{"query":"x","extra":${deep}}}}`;
+}
+
+Deno.test("tool calls nested 3,000 (objects) or 3,600 (arrays) deep are refused alone and freeze nothing", async () => {
+  const before = fixture.auditEvents().length;
+  for (let round = 0; round < 3; round++) {
+    const answers = await Promise.all([
+      answer(deepCall(1, 3_000, '{"a":', "}")),
+      answer(deepCall(2, 3_600, "[", "]")),
+      answer(
+        '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"search","arguments":{"query":"x"}}}',
+      ),
+      answer(deepCall(4, 3_000, '{"a":', "}")),
+      answer('{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"list_documents"}}'),
+    ]);
+    for (const i of [0, 1, 3]) {
+      assert.deepEqual(answers[i], [
+        400,
+        `{"jsonrpc":"2.0","id":${
+          i + 1
+        },"error":{"code":-32600,"message":"Invalid request: the message nests deeper than 32 levels."}}`,
+      ]);
+    }
+    assert.equal(answers[2]![0], 200);
+    assert.match(
+      answers[2]![1],
+      /^\{"jsonrpc":"2.0","id":3,"result":\{"content":\[\{"text":"Nothing matched\."/,
+    );
+    assert.equal(answers[4]![0], 200);
+  }
+  // Only the calls that were answered were audited, and nothing of the refused ones reached the log.
+  assert.equal(fixture.auditEvents().length - before, 6);
 });
 
 Deno.test("request shapes: close the fixture", async () => {

@@ -67,6 +67,7 @@ export function ConsentPage(props: ConsentPageProps): VNode {
         <Alert id="consent-error">{props.error}</Alert>
         <form method="post" action="/oauth/authorize" class="stack">
           <input type="hidden" name="csrf" value={context.csrf} />
+          <input type="hidden" name="response_type" value="code" />
           <input type="hidden" name="client_id" value={fields.client_id} />
           <input type="hidden" name="redirect_uri" value={fields.redirect_uri} />
           {fields.state !== null && <input type="hidden" name="state" value={fields.state} />}

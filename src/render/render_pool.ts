@@ -34,6 +34,8 @@ export interface RenderPool {
   render(job: RenderJob): Promise<Uint8Array>;
   /** Stops all workers; waiting and running jobs are rejected. */
   close(): void;
+  /** Jobs drawing now, jobs waiting for a worker, and workers alive. */
+  load(): { running: number; waiting: number; workers: number };
 }
 
 /** How a render pool runs. */
@@ -146,6 +148,13 @@ export function createRenderPool(options: RenderPoolOptions = {}): RenderPool {
         queue.push({ job, resolve, reject });
         pump();
       });
+    },
+    load() {
+      return {
+        running: slots.filter((slot) => slot.running).length,
+        waiting: queue.length,
+        workers: slots.filter((slot) => slot.worker).length,
+      };
     },
     close(): void {
       if (closed) return;

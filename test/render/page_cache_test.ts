@@ -20,6 +20,7 @@ function countingPool(): RenderPool & { jobs: RenderJob[] } {
       return pool.render(job);
     },
     close: () => pool.close(),
+    load: () => pool.load(),
   };
 }
 

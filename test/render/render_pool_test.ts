@@ -58,13 +58,22 @@ Deno.test("a job past its time limit fails alone; its worker is replaced and the
   }
 });
 
-Deno.test("at most `concurrency` jobs run at once; all queued jobs finish, in both formats", async () => {
+Deno.test("at most `concurrency` jobs run at once, on that many workers; all queued jobs finish, in both formats", async () => {
   const pool = createRenderPool({ concurrency: 2 });
   try {
     const pdfBytes = await Deno.readFile(`${CORPUS}/pdf/tracemonkey-pldi-paper.pdf`);
-    const results = await Promise.all(
-      [1, 2, 3, 4, 5, 6].map((page) => pool.render({ pdfBytes, page, format: page % 2 ? "image" : "pdf" })),
+    const seen: Array<{ running: number; waiting: number; workers: number }> = [];
+    const jobs = [1, 2, 3, 4, 5, 6].map((page) =>
+      pool.render({ pdfBytes, page, format: page % 2 ? "image" : "pdf" }).finally(() =>
+        seen.push(pool.load())
+      )
     );
+    assert.deepEqual(pool.load(), { running: 2, waiting: 4, workers: 2 });
+    const results = await Promise.all(jobs);
+    // As each job ended, the next waiting one took its worker: never more than 2 running or alive.
+    assert.equal(seen.length, 6);
+    assert.ok(seen.every((load) => load.running <= 2 && load.workers <= 2), JSON.stringify(seen));
+    assert.deepEqual(seen.map((load) => load.waiting), [3, 2, 1, 0, 0, 0]);
     results.forEach((bytes, index) => {
       if (index % 2 === 0) assert.deepEqual(pngSize(bytes), { width: 935, height: 1210 });
       else assert.equal(new TextDecoder().decode(bytes.subarray(0, 5)), "%PDF-");

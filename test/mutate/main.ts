@@ -1,0 +1,151 @@
+/**
+ * `deno task mutate`: applies each small bug of `mutations.ts` alone to a
+ * scratch copy of the repository, runs the tests that should catch it, and
+ * reports every bug that no test caught (a survivor). Not part of CI: it runs
+ * the chosen test files once per bug.
+ *
+ * ```sh
+ * deno task mutate                 # every mutation
+ * deno task mutate --only search   # those whose name contains "search"
+ * deno task mutate --list          # names and files only
+ * ```
+ *
+ * A mutation whose `from` text is not found exactly once in its file is
+ * reported as stale (the code moved): update its line in `mutations.ts`. The
+ * run first runs every chosen test file unmutated, and stops if that fails.
+ * Exit code 0 only when every mutation was caught. The report is also written
+ * to `test/artifacts/mutate.txt`.
+ *
+ * @module
+ */
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { type Mutation, MUTATIONS } from "./mutations.ts";
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+const TEST_FLAGS = [
+  "test",
+  "--no-check",
+  "--allow-read",
+  "--allow-write",
+  "--allow-net",
+  "--allow-env",
+  "--allow-sys",
+  "--allow-ffi",
+  "--allow-run",
+];
+const TIMEOUT_MS = 15 * 60_000;
+
+type Outcome = "caught" | "survived" | "stale" | "timed out";
+
+async function run(command: string, args: string[], cwd: string): Promise<{ code: number; output: string }> {
+  const child = new Deno.Command(command, {
+    args,
+    cwd,
+    stdout: "piped",
+    stderr: "piped",
+    env: { CI: "true", NO_COLOR: "1" },
+  }).spawn();
+  const timer = setTimeout(() => {
+    try {
+      child.kill("SIGKILL");
+    } catch { /* gone */ }
+  }, TIMEOUT_MS);
+  const out = await child.output();
+  clearTimeout(timer);
+  const output = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+  return { code: out.signal === "SIGKILL" ? -1 : out.code, output };
+}
+
+/** Copies the repository's files (tracked and new, not ignored) beside a link to `shared/`. */
+async function scratchCopy(): Promise<{ repo: string; dir: string }> {
+  const dir = await Deno.makeTempDir({ prefix: "sergo-mutate-" });
+  const repo = join(dir, "repo");
+  const listed = await run("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], ROOT);
+  if (listed.code !== 0) throw new Error(`git ls-files failed: ${listed.output}`);
+  for (const path of listed.output.split("\0").filter(Boolean)) {
+    const from = join(ROOT, path);
+    const info = await Deno.lstat(from).catch(() => null);
+    if (!info?.isFile) continue;
+    await Deno.mkdir(dirname(join(repo, path)), { recursive: true });
+    await Deno.copyFile(from, join(repo, path));
+  }
+  await Deno.symlink(await Deno.realPath(join(ROOT, "../shared")), join(dir, "shared"));
+  return { repo, dir };
+}
+
+function count(text: string, part: string): number {
+  let n = 0;
+  for (let at = text.indexOf(part); at >= 0; at = text.indexOf(part, at + 1)) n++;
+  return n;
+}
+
+async function tryMutation(repo: string, mutation: Mutation): Promise<{ outcome: Outcome; detail: string }> {
+  const path = join(repo, mutation.file);
+  const original = await Deno.readTextFile(path).catch(() => null);
+  if (original === null) return { outcome: "stale", detail: `${mutation.file} does not exist` };
+  const found = count(original, mutation.from);
+  if (found !== 1) {
+    return { outcome: "stale", detail: `"${mutation.from}" is in ${mutation.file} ${found} times` };
+  }
+  await Deno.writeTextFile(path, original.replace(mutation.from, mutation.to));
+  try {
+    const started = performance.now();
+    const { code, output } = await run(Deno.execPath(), [...TEST_FLAGS, ...mutation.tests], repo);
+    const seconds = ((performance.now() - started) / 1000).toFixed(0);
+    if (code === -1) return { outcome: "timed out", detail: `${seconds} s` };
+    if (code === 0) return { outcome: "survived", detail: `${seconds} s, ${summary(output)}` };
+    const failed = [...output.matchAll(/^(.+) => \.\/(\S+)/gm)].map((m) => m[1]!.trim());
+    return { outcome: "caught", detail: `${seconds} s, by: ${[...new Set(failed)].slice(0, 2).join("; ")}` };
+  } finally {
+    await Deno.writeTextFile(path, original);
+  }
+}
+
+function summary(output: string): string {
+  return output.split("\n").filter((line) => /^(ok|FAILED) \|/.test(line)).at(-1) ?? "no summary";
+}
+
+if (import.meta.main) {
+  const only = Deno.args.includes("--only") ? Deno.args[Deno.args.indexOf("--only") + 1] ?? "" : "";
+  const chosen = MUTATIONS.filter((mutation) => mutation.name.includes(only));
+  if (Deno.args.includes("--list")) {
+    for (const mutation of chosen) {
+      console.log(`${mutation.name}\t${mutation.file}\t${mutation.tests.join(" ")}`);
+    }
+    Deno.exit(0);
+  }
+  const { repo, dir } = await scratchCopy();
+  try {
+    const files = [...new Set(chosen.flatMap((mutation) => mutation.tests))].sort();
+    console.log(`Baseline: ${files.length} test files, unmutated`);
+    const baseline = await run(Deno.execPath(), [...TEST_FLAGS, ...files], repo);
+    if (baseline.code !== 0) {
+      console.error(baseline.output.split("\n").slice(-40).join("\n"));
+      console.error("The tests fail without any mutation: fix them first.");
+      Deno.exit(2);
+    }
+    const lines: string[] = [];
+    let bad = 0;
+    for (const [index, mutation] of chosen.entries()) {
+      const { outcome, detail } = await tryMutation(repo, mutation);
+      if (outcome !== "caught") bad++;
+      const line = `${outcome.padEnd(9)} ${mutation.name} (${detail})`;
+      lines.push(line);
+      console.log(`[${index + 1}/${chosen.length}] ${line}`);
+    }
+    const report = [
+      `deno task mutate${only ? ` --only ${only}` : ""}: ${new Date().toISOString()}`,
+      `${chosen.length - bad} of ${chosen.length} mutations caught; ${bad} survived, stale or timed out.`,
+      ...lines.filter((line) => !line.startsWith("caught")),
+      "",
+      ...lines,
+    ].join("\n");
+    console.log(`\n${report.split("\n\n")[0]}`);
+    await Deno.mkdir(join(ROOT, "test/artifacts"), { recursive: true });
+    await Deno.writeTextFile(join(ROOT, "test/artifacts/mutate.txt"), `${report}\n`);
+    Deno.exitCode = bad === 0 ? 0 : 1;
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}

@@ -1,0 +1,410 @@
+/**
+ * The small bugs `deno task mutate` plants one at a time: each a named change
+ * of one piece of one line (a boundary, a comparison, a rounding, a removed
+ * guard) and the test files that must fail with it. `from` must occur exactly
+ * once in `file`; when code moves, the run says which entries are stale and
+ * their `from` is updated here. Add an entry for every limit and guard you add.
+ *
+ * @module
+ */
+
+/** One planted bug. */
+export interface Mutation {
+  name: string;
+  file: string;
+  from: string;
+  to: string;
+  tests: string[];
+}
+
+const LIMITS = "test/mcp/limits_test.ts";
+const SEARCH = "test/mcp/search_test.ts";
+const DOCUMENTS = "test/mcp/documents_test.ts";
+const ENDPOINT = "test/mcp/endpoint_test.ts";
+const ABUSE = "test/mcp/abuse_test.ts";
+const RENDER_POOL = "test/render/render_pool_test.ts";
+const RENDER_PNG = "test/render/render_png_test.ts";
+const SETTINGS = "test/e2e/settings_test.ts";
+const CLI = "test/e2e/cli_commands_test.ts";
+
+export const MUTATIONS: Mutation[] = [
+  // The six bugs issue 20 found that no test caught.
+  {
+    name: "read_document: the whole-document cap cut from 24,000 to 12,000 characters",
+    file: "src/mcp/texts.ts",
+    from: "readCharacters: 24_000,",
+    to: "readCharacters: 12_000,",
+    tests: [LIMITS],
+  },
+  {
+    name: "search: the per-document cap rounded down instead of up",
+    file: "src/mcp/tools/search.ts",
+    from: "const cap = Math.ceil(limit / 2);",
+    to: "const cap = Math.floor(limit / 2);",
+    tests: [LIMITS],
+  },
+  {
+    name: "origin: the loopback-Host check (DNS-rebinding defence) removed",
+    file: "src/mcp/endpoint.ts",
+    from: "return loopbackHost(host) && (origin === ",
+    to: "return (origin === ",
+    tests: [ABUSE],
+  },
+  {
+    name: "rate limit: the bucket never refills",
+    file: "src/mcp/rate_limit.ts",
+    from: "bucket.tokens + ((nowMs - bucket.at) / 1000) * this.#perSecond",
+    to: "bucket.tokens",
+    tests: [ABUSE],
+  },
+  {
+    name: "view_page: always draws page 1",
+    file: "src/mcp/tools/view_page.ts",
+    from: "context.pageViews.view(source.sha256, page, format)",
+    to: "context.pageViews.view(source.sha256, 1, format)",
+    tests: [LIMITS],
+  },
+  {
+    name: "render pool: 16 workers instead of its concurrency",
+    file: "src/render/render_pool.ts",
+    from: "const concurrency = Math.max(1, Math.floor(options.concurrency ?? 2));",
+    to: "const concurrency = 16;",
+    tests: [RENDER_POOL],
+  },
+
+  // search
+  {
+    name: "search: limit up to 19",
+    file: "src/mcp/texts.ts",
+    from: "searchLimitMax: 20,",
+    to: "searchLimitMax: 19,",
+    tests: [LIMITS],
+  },
+  {
+    name: "search: limit up to 21",
+    file: "src/mcp/texts.ts",
+    from: "searchLimitMax: 20,",
+    to: "searchLimitMax: 21,",
+    tests: [LIMITS],
+  },
+  {
+    name: "search: offset up to 79",
+    file: "src/mcp/texts.ts",
+    from: "searchOffsetMax: 80,",
+    to: "searchOffsetMax: 79,",
+    tests: [LIMITS],
+  },
+  {
+    name: "search: offset up to 81",
+    file: "src/mcp/texts.ts",
+    from: "searchOffsetMax: 80,",
+    to: "searchOffsetMax: 81,",
+    tests: [LIMITS],
+  },
+  {
+    name: "search: the next offset offered past 80",
+    file: "src/mcp/tools/search.ts",
+    from: "if (more && next <= LIMITS.searchOffsetMax) {",
+    to: "if (more) {",
+    tests: [LIMITS],
+  },
+  {
+    name: "search: the next offset not offered when it is exactly 80",
+    file: "src/mcp/tools/search.ts",
+    from: "if (more && next <= LIMITS.searchOffsetMax) {",
+    to: "if (more && next < LIMITS.searchOffsetMax) {",
+    tests: [LIMITS],
+  },
+  {
+    name: "search: default limit 9",
+    file: "src/mcp/texts.ts",
+    from: "searchLimitDefault: 10,",
+    to: "searchLimitDefault: 9,",
+    tests: [SEARCH, LIMITS],
+  },
+  {
+    name: "search: the depth setting ignored",
+    file: "src/mcp/tools/search.ts",
+    from: "depth: context.settings.searchDepth,",
+    to: "depth: 50,",
+    tests: [SEARCH],
+  },
+  {
+    name: "search: hits outside the key's scope kept",
+    file: "src/mcp/tools/search.ts",
+    from: "return inScope(context.scope, documents.get(hit.document_id));",
+    to: "return documents.get(hit.document_id) !== undefined;",
+    tests: [SEARCH],
+  },
+
+  // list_documents
+  {
+    name: "list_documents: limit up to 99",
+    file: "src/mcp/texts.ts",
+    from: "listLimitMax: 100,",
+    to: "listLimitMax: 99,",
+    tests: [LIMITS],
+  },
+  {
+    name: "list_documents: limit up to 101",
+    file: "src/mcp/texts.ts",
+    from: "listLimitMax: 100,",
+    to: "listLimitMax: 101,",
+    tests: [LIMITS],
+  },
+  {
+    name: "list_documents: default limit 49",
+    file: "src/mcp/texts.ts",
+    from: "listLimitDefault: 50,",
+    to: "listLimitDefault: 49,",
+    tests: [LIMITS],
+  },
+  {
+    name: "list_documents: next_offset also when nothing is left",
+    file: "src/mcp/tools/list_documents.ts",
+    from: "...(next < total ? { next_offset: next } : {}),",
+    to: "...(next <= total ? { next_offset: next } : {}),",
+    tests: [LIMITS, DOCUMENTS],
+  },
+  {
+    name: "list_documents: offset ignored",
+    file: "src/mcp/tools/list_documents.ts",
+    from: "}, { limit, offset });",
+    to: "}, { limit, offset: 0 });",
+    tests: [LIMITS, DOCUMENTS],
+  },
+
+  // tool descriptions
+  {
+    name: "folder names: 19 listed",
+    file: "src/mcp/texts.ts",
+    from: "export const MAX_FOLDER_NAMES = 20;",
+    to: "export const MAX_FOLDER_NAMES = 19;",
+    tests: [LIMITS],
+  },
+  {
+    name: "folder names: … after exactly 20",
+    file: "src/mcp/texts.ts",
+    from: "return names.length > MAX_FOLDER_NAMES ?",
+    to: "return names.length >= MAX_FOLDER_NAMES ?",
+    tests: [LIMITS],
+  },
+
+  // read_document
+  {
+    name: "read_document: a single page longer than the cap is not cut",
+    file: "src/mcp/tools/read_document.ts",
+    from: "if (text.length > limit) text = ",
+    to: "if (false) text = ",
+    tests: [LIMITS],
+  },
+  {
+    name: "read_document: a whole read cuts its first long page at half the cap",
+    file: "src/mcp/tools/read_document.ts",
+    from: "return { text: `${piece.slice(0, limit)}",
+    to: "return { text: `${piece.slice(0, limit / 2)}",
+    tests: [LIMITS],
+  },
+  {
+    name: "read_document: a whole read stops a page early",
+    file: "src/mcp/tools/read_document.ts",
+    from: "if (joined.length > limit) {",
+    to: "if (joined.length > limit - 3000) {",
+    tests: [LIMITS],
+  },
+  {
+    name: "read_document: the still-processing answer removed",
+    file: "src/mcp/tools/read_document.ts",
+    from: 'if (document.status === "processing" && document.page_count === null) return fail(',
+    to: "if (false) return fail(",
+    tests: [LIMITS],
+  },
+  {
+    name: "read_document: an empty page not called empty",
+    file: "src/mcp/tools/read_document.ts",
+    from: 'let text = row && row.text.trim() !== "" ? row.text : MESSAGES.nothingOnPage;',
+    to: "let text = row ? row.text : MESSAGES.nothingOnPage;",
+    tests: [LIMITS],
+  },
+  {
+    name: "read_document: to_page before page allowed",
+    file: "src/mcp/tools/read_document.ts",
+    from: "if (page !== undefined && toPage !== undefined && toPage < page) return fail(",
+    to: "if (false) return fail(",
+    tests: [DOCUMENTS],
+  },
+  {
+    name: "read_document: the last page taken for past the end",
+    file: "src/mcp/tools/read_document.ts",
+    from: "if (page !== undefined && page > pages) return fail(",
+    to: "if (page !== undefined && page >= pages) return fail(",
+    tests: [DOCUMENTS, LIMITS],
+  },
+
+  // view_page and drawing
+  {
+    name: "view_page: a page past the end drawn",
+    file: "src/mcp/tools/view_page.ts",
+    from: "if (page > source.pages) return",
+    to: "if (page > source.pages + 1) return",
+    tests: [DOCUMENTS],
+  },
+  {
+    name: "drawing: longer side up to 1,600 px",
+    file: "src/render/render_png.ts",
+    from: "export const MAX_PAGE_SIDE_PX = 1568;",
+    to: "export const MAX_PAGE_SIDE_PX = 1600;",
+    tests: [LIMITS],
+  },
+  {
+    name: "drawing: 100 dpi",
+    file: "src/render/render_png.ts",
+    from: "export const PAGE_DPI = 110;",
+    to: "export const PAGE_DPI = 100;",
+    tests: [LIMITS],
+  },
+  {
+    name: "drawing: a page too large is not scaled down",
+    file: "src/render/render_png.ts",
+    from: "if (longest * scale > MAX_PAGE_SIDE_PX) scale = MAX_PAGE_SIDE_PX / longest;",
+    to: "",
+    tests: [LIMITS, RENDER_PNG],
+  },
+
+  // the endpoint's guards
+  {
+    name: "origin: any Origin may call",
+    file: "src/mcp/endpoint.ts",
+    from: "if (!originAllowed(request, settings.allowedOrigins)) {",
+    to: "if (false) {",
+    tests: [ABUSE],
+  },
+  {
+    name: "rate limit: one call more than the burst",
+    file: "src/mcp/rate_limit.ts",
+    from: "bucket = { tokens: this.#burst, at: nowMs };",
+    to: "bucket = { tokens: this.#burst + 1, at: nowMs };",
+    tests: [ABUSE],
+  },
+  {
+    name: "rate limit: refills past the burst",
+    file: "src/mcp/rate_limit.ts",
+    from: "bucket.tokens = Math.min(this.#burst, ",
+    to: "bucket.tokens = Math.min(Infinity, ",
+    tests: [ABUSE],
+  },
+  {
+    name: "rate limit: never refuses",
+    file: "src/mcp/rate_limit.ts",
+    from: "if (bucket.tokens >= 1) {",
+    to: "if (true) {",
+    tests: [ABUSE],
+  },
+  {
+    name: "X-Sergo-End-User: 199 characters at most",
+    file: "src/mcp/settings.ts",
+    from: "maxEndUserLength: 200,",
+    to: "maxEndUserLength: 199,",
+    tests: [ENDPOINT],
+  },
+  {
+    name: "batches: the size check removed",
+    file: "src/mcp/endpoint.ts",
+    from: "if (messages.length > settings.maxBatch) {",
+    to: "if (false) {",
+    tests: [ENDPOINT],
+  },
+  {
+    name: "credentials: expired ones accepted",
+    file: "projections/key_scopes.ts",
+    from: "return credential.expires_at === null || Date.parse(credential.expires_at) > now.getTime();",
+    to: "return true;",
+    tests: ["test/http/mcp_auth_test.ts", "test/domain/keys_test.ts"],
+  },
+
+  // settings, through main.ts
+  {
+    name: "settings: SERGO_RATE_LIMIT ignored",
+    file: "src/config.ts",
+    from: 'integer("SERGO_RATE_LIMIT", env("SERGO_RATE_LIMIT") ?? "50", 1, 1_000_000)',
+    to: 'integer("SERGO_RATE_LIMIT", "50", 1, 1_000_000)',
+    tests: [SETTINGS],
+  },
+  {
+    name: "settings: SERGO_SEARCH_DEPTH from 1",
+    file: "src/config.ts",
+    from: 'env("SERGO_SEARCH_DEPTH") ?? "50", 10, 1000)',
+    to: 'env("SERGO_SEARCH_DEPTH") ?? "50", 1, 1000)',
+    tests: [SETTINGS],
+  },
+  {
+    name: "settings: SERGO_MAX_UPLOAD_MB ignored",
+    file: "src/config.ts",
+    from: "maxUploadBytes: maxUploadMb * 1024 * 1024,",
+    to: "maxUploadBytes: 200 * 1024 * 1024,",
+    tests: [SETTINGS],
+  },
+
+  {
+    name: "settings: SERGO_PUBLIC_URL ignored by the console",
+    file: "src/console/session.ts",
+    from: "return (services.config.publicUrl ?? new URL(request.url).origin)",
+    to: "return (new URL(request.url).origin)",
+    tests: [SETTINGS],
+  },
+  {
+    name: "settings: SERGO_ALLOWED_ORIGINS keeps only the first origin",
+    file: "src/config.ts",
+    from: '.split(",").map((o) => o.trim()).filter(Boolean);',
+    to: '.split(",").map((o) => o.trim()).filter(Boolean).slice(0, 1);',
+    tests: [SETTINGS],
+  },
+
+  // CLI commands
+  {
+    name: "cli: document list oldest first",
+    file: "projections/catalogue.ts",
+    from: "ORDER BY uploaded_position DESC",
+    to: "ORDER BY uploaded_position ASC",
+    tests: [CLI, DOCUMENTS],
+  },
+
+  // domain rules
+  {
+    name: "folders: names up to 201 characters",
+    file: "src/domain/rules.ts",
+    from: "export const MAX_FOLDER_NAME = 200;",
+    to: "export const MAX_FOLDER_NAME = 201;",
+    tests: ["test/domain/folders_test.ts"],
+  },
+  {
+    name: "keys: descriptions up to 1,001 characters",
+    file: "src/domain/rules.ts",
+    from: "export const MAX_DESCRIPTION = 1000;",
+    to: "export const MAX_DESCRIPTION = 1001;",
+    tests: ["test/domain/keys_test.ts"],
+  },
+  {
+    name: "keys: names up to 33 characters",
+    file: "src/domain/rules.ts",
+    from: "/^[a-z][a-z0-9-]{1,31}$/",
+    to: "/^[a-z][a-z0-9-]{1,32}$/",
+    tests: ["test/domain/keys_test.ts"],
+  },
+
+  // processing guards
+  {
+    name: "processing: the PDF page-count guard removed",
+    file: "src/processing/pdf_extract.ts",
+    from: "if (count > MAX_PDF_PAGES) {",
+    to: "if (false) {",
+    tests: ["test/processing/hostile_test.ts"],
+  },
+  {
+    name: "processing: the zip entry-count guard removed",
+    file: "src/processing/_zip.ts",
+    from: "if (entries.size >= MAX_ZIP_ENTRIES) {",
+    to: "if (false) {",
+    tests: ["test/processing/hostile_test.ts", "test/processing/pptx_extract_test.ts"],
+  },
+];

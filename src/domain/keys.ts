@@ -8,7 +8,13 @@
 import type { DatabaseSync } from "node:sqlite";
 import type { CanRead } from "../../events/types.ts";
 import { getDocument, getFolder } from "../../projections/catalogue.ts";
-import { type AgentKey, getAgentKey, getAgentKeyByName, personalKeys } from "../../projections/key_scopes.ts";
+import {
+  type AgentKey,
+  getAgentKey,
+  getAgentKeyByName,
+  listAgentKeys,
+  personalKeys,
+} from "../../projections/key_scopes.ts";
 import type { SergoApp } from "../app.ts";
 import { generateSecret, hashSecret, lastFour } from "../auth/key_format.ts";
 import { DomainError } from "./errors.ts";
@@ -17,6 +23,12 @@ import { checkDescription, checkGrace, checkKeyName, GRACE } from "./rules.ts";
 
 /** How long a login token works. */
 export const LOGIN_TOKEN_LIFETIME_MS = 7 * 86_400_000;
+
+/** The most agent keys one person may have at once. */
+export const MAX_AGENT_KEYS = 100;
+
+/** The most personal keys one person may have at once. */
+export const MAX_PERSONAL_KEYS = 20;
 
 /** Checks that every folder and document a key is to read belongs to the person; dedupes and sorts. */
 export function checkCanRead(db: DatabaseSync, personId: string, canRead: CanRead): CanRead {
@@ -64,6 +76,12 @@ export async function createAgentKey(
   const description = checkDescription(input.description);
   if (getAgentKeyByName(app.db, input.personId, name)) {
     throw new DomainError("conflict", `An agent key named "${name}" already exists`);
+  }
+  if (listAgentKeys(app.db, input.personId).length >= MAX_AGENT_KEYS) {
+    throw new DomainError(
+      "conflict",
+      `You have ${MAX_AGENT_KEYS} agent keys, the most one person may have: delete one before making another`,
+    );
   }
   const canRead = checkCanRead(app.db, input.personId, input.canRead);
   const value = generateSecret("agent");
@@ -160,6 +178,12 @@ export async function createPersonalKey(
   input: { personId: string },
   actor: string,
 ): Promise<{ keyId: string; value: string }> {
+  if (personalKeys(app.db, input.personId).length >= MAX_PERSONAL_KEYS) {
+    throw new DomainError(
+      "conflict",
+      `You have ${MAX_PERSONAL_KEYS} personal keys, the most one person may have: delete one before making another`,
+    );
+  }
   const value = generateSecret("personal");
   const keyId = newId();
   await app.append(`personal-key-${keyId}`, [{

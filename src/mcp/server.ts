@@ -30,6 +30,7 @@ import {
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/server/validators/ajv";
 import type { EventStore } from "../../events/store.ts";
 import { type Arguments } from "./arguments.ts";
+import { argumentsProblem, auditArguments } from "./limits.ts";
 import { appendAudit, AuditError, type Caller } from "./audit.ts";
 import type { ReadCache } from "./read_cache.ts";
 import { rootFolderNames } from "./scope.ts";
@@ -96,8 +97,16 @@ export async function callTool(
   const started = performance.now();
   const tool = TOOLS.get(name);
   let outcome: ToolOutcome;
+  const refused = tool ? argumentsProblem(args) : null;
   if (!tool) {
     outcome = { result: textResult(MESSAGES.noTool(name), true), details: {} };
+  } else if (refused !== null) {
+    // The audit entry names what was asked (capped) and that nothing was found, as for any call.
+    const none = name === "search" ? { results: 0 } : name === "list_documents" ? { count: 0 } : {};
+    outcome = {
+      result: textResult(refused, true),
+      details: { ...auditArguments(name, args), ...none, refused },
+    };
   } else {
     try {
       const scope = core.cache.scope(caller.key);
@@ -119,7 +128,7 @@ export async function callTool(
   }
   await appendAudit(core.store, caller, {
     tool: name,
-    arguments: args,
+    arguments: auditArguments(name, args),
     details: outcome.details,
     isError: outcome.result.isError,
     durationMs: performance.now() - started,

@@ -83,7 +83,11 @@ Deno.test("every other limit answers one sentence naming it; a call within them 
       Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`a${i}`, i])),
       "A call may send at most 20 arguments; this one sent 21.",
     ],
-    ["list_documents", { extra: { a: { b: { c: { d: 1 } } } } }, "The arguments may nest at most 4 levels deep."],
+    [
+      "list_documents",
+      { extra: { a: { b: { c: { d: 1 } } } } },
+      "The arguments may nest at most 4 levels deep.",
+    ],
   ];
   for (const [tool, args, message] of cases) {
     const result = await callTool(endpoint, key, tool, args);

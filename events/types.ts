@@ -111,6 +111,24 @@ const schemas = {
   }),
   PdfCopyFailed: z.object({ document_id: id, reason: z.string().min(1).max(1000) }),
 
+  /**
+   * The vectors of a document's passages, computed by an embedding model
+   * after processing, so that replay never calls the model. `vectors` is
+   * base64 of `passages` × `dimensions` signed bytes, in passage order, each
+   * vector scaled so its largest component is ±127; `text_sha256` is over the
+   * texts that were embedded (see `src/search/vectors.ts`): a document whose
+   * passages have changed since gets none of them.
+   */
+  PassagesEmbedded: z.object({
+    document_id: id,
+    /** Which model made the vectors: search compares vectors of one model only. */
+    model: z.string().min(1).max(300),
+    dimensions: z.number().int().min(1).max(8192),
+    passages: z.number().int().min(0).max(1_000_000),
+    text_sha256: sha256,
+    vectors: z.string().max(200_000_000).regex(/^[A-Za-z0-9+/]*={0,2}$/, "Expected base64"),
+  }),
+
   AgentKeyCreated: z.object({
     key_id: id,
     person_id: id,
@@ -223,6 +241,7 @@ export const EVENT_VERSIONS: { readonly [K in EventType]: number } = {
   PdfCopyRequested: 1,
   PdfCopyMade: 1,
   PdfCopyFailed: 1,
+  PassagesEmbedded: 1,
   AgentKeyCreated: 1,
   AgentKeyChanged: 1,
   AgentKeyRolled: 1,

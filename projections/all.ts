@@ -9,6 +9,7 @@ import { keyScopes } from "./key_scopes.ts";
 import { oauthGrants } from "./oauth_grants.ts";
 import type { Projection } from "./projection.ts";
 import { searchIndexProjection } from "./search_index.ts";
+import { searchVectorsProjection } from "./search_vectors.ts";
 
 /** Every projection. */
 export const ALL_PROJECTIONS: readonly Projection[] = [
@@ -16,5 +17,6 @@ export const ALL_PROJECTIONS: readonly Projection[] = [
   keyScopes,
   oauthGrants,
   searchIndexProjection,
+  searchVectorsProjection,
   auditView,
 ];

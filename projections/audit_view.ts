@@ -115,6 +115,7 @@ const HANDLES: readonly EventType[] = [
   "PdfCopyRequested",
   "PdfCopyMade",
   "PdfCopyFailed",
+  "PassagesEmbedded",
   "AgentKeyCreated",
   "AgentKeyChanged",
   "AgentKeyRolled",
@@ -354,6 +355,11 @@ function describeEvent(db: DatabaseSync, event: RecordedEvent): Described {
       return docBase(event.data.document_id, "pdf copy made", {
         sha256: event.data.sha256,
         page_count: event.data.page_count,
+      });
+    case "PassagesEmbedded":
+      return docBase(event.data.document_id, "passages embedded", {
+        model: event.data.model,
+        passages: event.data.passages,
       });
     case "PdfCopyFailed":
       return docBase(event.data.document_id, "pdf copy failed", { reason: event.data.reason });

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { onnxModelFile } from "./search/embedders/onnx.ts";
 
 /** The settings of a Sergo install. */
 export interface Config {
@@ -29,7 +30,17 @@ export interface Config {
   oauth: boolean;
   /** Accept client metadata documents at http URLs on loopback (development only). */
   oauthLoopbackClients: boolean;
+  /** The embedding model of semantic search; null: lexical search alone. */
+  embeddings: EmbeddingsConfig | null;
 }
+
+/** Where semantic search gets its vectors: an OpenAI-compatible endpoint or a local ONNX directory. */
+export type EmbeddingsConfig =
+  & { prefixes: { query: string; passage: string } }
+  & (
+    | { provider: "openai"; url: string; model: string; apiKey: string | null }
+    | { provider: "onnx"; dir: string }
+  );
 
 /** The error raised for a bad setting. */
 export class ConfigError extends Error {
@@ -119,5 +130,56 @@ export function loadConfig(
     publicUrl,
     certFile,
     keyFile,
+    embeddings: embeddingsConfig(env),
   };
+}
+
+function embeddingsConfig(env: Environment): EmbeddingsConfig | null {
+  const url = env("SERGO_EMBEDDINGS_URL");
+  const model = env("SERGO_EMBEDDINGS_MODEL");
+  const apiKey = env("SERGO_EMBEDDINGS_API_KEY") ?? null;
+  const dir = env("SERGO_EMBEDDINGS_MODEL_DIR");
+  const prefix = (name: string) => {
+    const value = env(name) ?? "";
+    if (value.length > 100) throw new ConfigError(`${name} must be at most 100 characters`);
+    return value;
+  };
+  const prefixes = {
+    query: prefix("SERGO_EMBEDDINGS_QUERY_PREFIX"),
+    passage: prefix("SERGO_EMBEDDINGS_PASSAGE_PREFIX"),
+  };
+  if (url !== undefined && dir !== undefined) {
+    throw new ConfigError("Set SERGO_EMBEDDINGS_URL or SERGO_EMBEDDINGS_MODEL_DIR, not both");
+  }
+  if (url !== undefined) {
+    if (!/^https?:\/\/[^\s/]+(\/[^\s]*)?$/.test(url)) {
+      throw new ConfigError(`SERGO_EMBEDDINGS_URL "${url}" must be an http or https URL`);
+    }
+    if (model === undefined) {
+      throw new ConfigError(
+        "SERGO_EMBEDDINGS_URL needs SERGO_EMBEDDINGS_MODEL, the model name the endpoint serves",
+      );
+    }
+    if (model.length > 200) throw new ConfigError("SERGO_EMBEDDINGS_MODEL must be at most 200 characters");
+    return { provider: "openai", url, model, apiKey, prefixes };
+  }
+  if (model !== undefined || apiKey !== null) {
+    throw new ConfigError("SERGO_EMBEDDINGS_MODEL and SERGO_EMBEDDINGS_API_KEY need SERGO_EMBEDDINGS_URL");
+  }
+  if (dir !== undefined) {
+    let isDirectory = false;
+    try {
+      isDirectory = Deno.statSync(dir).isDirectory;
+    } catch {
+      // Reported below.
+    }
+    if (!isDirectory) throw new ConfigError(`SERGO_EMBEDDINGS_MODEL_DIR "${dir}" is not a directory`);
+    if (onnxModelFile(dir) === null) {
+      throw new ConfigError(
+        `SERGO_EMBEDDINGS_MODEL_DIR "${dir}" has no onnx/model.onnx or onnx/model_quantized.onnx`,
+      );
+    }
+    return { provider: "onnx", dir, prefixes };
+  }
+  return null;
 }

@@ -19,6 +19,8 @@ import { auditRoutes } from "./audit/routes.ts";
 import { dataPaths } from "./app.ts";
 import type { McpDeps } from "./mcp/endpoint.ts";
 import { mcpSettings } from "./mcp/settings.ts";
+import { createEmbedder } from "./search/embedders/mod.ts";
+import { SemanticSearch } from "./search/semantic.ts";
 
 /** The console's CSRF cookie; forms and fetches send the same value back. */
 export const CSRF_COOKIE = "sergo_csrf";
@@ -35,6 +37,8 @@ export interface Services {
   /** Whether a cookie-authenticated change carries the CSRF token. */
   checkCsrf(request: Request): boolean;
   mcpDeps: McpDeps;
+  /** Semantic search, where an embedding model is configured; null: search is lexical. */
+  semantic: SemanticSearch | null;
   /** The console, when it is mounted. */
   console?: (request: Request) => Promise<Response>;
   health(): Promise<Record<string, unknown>>;
@@ -54,6 +58,7 @@ export async function createServices(
   const pageViews = new PageViews(app.blobs, pool, { cache: new BlobStore(join(app.dataDir, "cache")) });
   const copies = new PdfCopyWorker(app);
   const converter = await converterAvailable();
+  const semantic = config.embeddings ? new SemanticSearch(await createEmbedder(config.embeddings)) : null;
   const services: Services = {
     app,
     config,
@@ -108,17 +113,21 @@ export async function createServices(
         searchDepth: config.searchDepth,
       }),
       pageViews,
+      ...(semantic ? { semantic } : {}),
     },
+    semantic,
     health: () =>
       Promise.resolve({
         pdf_copies: converter.ok
           ? { converter: "libreoffice", ok: true }
           : { ok: false, converter: "missing", detail: converter.detail },
+        search: semantic ? semantic.status(app.db) : { mode: "lexical" },
       }),
     kick: () => copies.kick(),
     async close() {
       await copies.stop();
       pool.close();
+      await semantic?.embedder.close();
     },
   };
   return services;

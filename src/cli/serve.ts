@@ -10,6 +10,7 @@ import { openApp, type SergoApp } from "../app.ts";
 import type { Config } from "../config.ts";
 import { createExtractionPool } from "../processing/worker_pool.ts";
 import { ProcessingWorker } from "../workers/processing_worker.ts";
+import { EmbeddingWorker } from "../workers/embedding_worker.ts";
 import { createHandler } from "../http/server.ts";
 import { createApi } from "../http/api.ts";
 import { createMcpEndpoint } from "../mcp/endpoint.ts";
@@ -52,6 +53,8 @@ export const STOP_REQUESTS_MS = 10_000;
 export interface RunningServer {
   app: SergoApp;
   services: Services;
+  /** Computes passage vectors, where an embedding model is configured. */
+  embeddings: EmbeddingWorker | null;
   url: string;
   /** Stops accepting, finishes in-flight work and closes everything. */
   stop(): Promise<void>;
@@ -76,11 +79,13 @@ export async function startServer(
   services.console = createConsole(services);
   const pool = createExtractionPool();
   const worker = new ProcessingWorker(app, pool, { workerId: "serve" });
+  const embeddings = services.semantic ? new EmbeddingWorker(app, services.semantic) : null;
   // Workers look for work when an event can make some (not on every MCP call's audit
   // entry), and every few seconds for leases another process left to expire.
   const kick = () => {
     worker.kick();
     services.kick();
+    embeddings?.kick();
   };
   app.onApplied((events) => {
     if (events.some((event) => WORK_EVENTS.has(event.type))) kick();
@@ -160,11 +165,12 @@ export async function startServer(
         );
       }
       await worker.stop();
+      await embeddings?.stop();
       await services.close();
       await pool.close();
       await app.close();
     })();
-  return { app, services, url, stop, finished: server.finished };
+  return { app, services, embeddings, url, stop, finished: server.finished };
 }
 
 /** Runs the server until SIGINT or SIGTERM. */

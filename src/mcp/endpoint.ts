@@ -38,6 +38,7 @@ import {
 import { ReadCache } from "./read_cache.ts";
 import { type McpSettings, mcpSettings } from "./settings.ts";
 import type { PageViewer } from "./tools/tool.ts";
+import type { SemanticSearch } from "../search/semantic.ts";
 import { readBodyText } from "../http/read_body.ts";
 import { nestsDeeperThan } from "../../events/json_depth.ts";
 import { MAX_MESSAGE_DEPTH } from "./limits.ts";
@@ -56,6 +57,8 @@ export interface McpDeps {
   pageViews?: PageViewer;
   /** Takes OAuth access tokens besides agent keys, and names the resource metadata in 401s (`src/auth/oauth/`). */
   oauth?: OAuthCheck;
+  /** Semantic search, where an embedding model is configured (see `src/search/semantic.ts`). */
+  semantic?: SemanticSearch;
 }
 
 /** The protocol versions the endpoint speaks. */
@@ -126,6 +129,7 @@ export function createMcpEndpoint(deps: McpDeps): (request: Request) => Promise<
     now: deps.now ?? (() => new Date()),
     settings,
     pageViews: deps.pageViews,
+    semantic: deps.semantic,
     cache: new ReadCache(deps.db),
   };
   const limiter = new RateLimiter(settings.rateLimitPerSecond, settings.rateLimitBurst);

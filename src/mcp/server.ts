@@ -49,6 +49,7 @@ import {
   type ToolResult,
 } from "./tools/tool.ts";
 import { viewPageTool } from "./tools/view_page.ts";
+import type { SemanticSearch } from "../search/semantic.ts";
 
 /** What the MCP server reads and writes. */
 export interface McpCore {
@@ -60,6 +61,8 @@ export interface McpCore {
   settings: McpSettings;
   /** Draws pages for `view_page`; without it, `view_page` answers that there is no page view. */
   pageViews?: PageViewer;
+  /** Semantic search, where an embedding model is configured. */
+  semantic?: SemanticSearch;
   /** Keys, scopes and server texts read on every call, kept while the projections are unchanged. */
   cache: ReadCache;
 }
@@ -116,6 +119,7 @@ export async function callTool(
         scope,
         settings: core.settings,
         pageViews: core.pageViews,
+        semantic: core.semantic,
         remember: (id, compute) => core.cache.forKey(caller.key, `tool:${id}`, compute),
       }, args);
     } catch (error) {

@@ -53,6 +53,7 @@ export async function serveStdio(deps: McpDeps, keyValue: string, streams?: Stdi
     now: deps.now ?? (() => new Date()),
     settings: mcpSettings(deps.settings),
     pageViews: deps.pageViews,
+    semantic: deps.semantic,
     cache: new ReadCache(deps.db),
   };
   const authorization = `Bearer ${keyValue.trim()}`;

@@ -79,7 +79,7 @@ export function pageOfPassages<T extends { document_id: string }>(
   }
 }
 
-function run(context: ToolContext, args: Arguments): ToolOutcome {
+async function run(context: ToolContext, args: Arguments): Promise<ToolOutcome> {
   const query = stringArgument(args, "query");
   const limit = integerArgument(args, "limit", { min: 1, max: LIMITS.searchLimitMax }) ??
     LIMITS.searchLimitDefault;
@@ -95,13 +95,16 @@ function run(context: ToolContext, args: Arguments): ToolOutcome {
   if (!narrowed.ok) {
     return { result: textResult(narrowed.message, true), details: { ...details, results: 0 } };
   }
-  const ranked = searchPassages(context.db, {
+  const options = {
     personId: context.scope.personId,
     folderIds: narrowed.narrowed.folderIds,
     documentIds: narrowed.narrowed.documentIds,
     query,
     depth: context.settings.searchDepth,
-  });
+  };
+  const ranked = context.semantic
+    ? await context.semantic.search(context.db, options)
+    : searchPassages(context.db, options);
   const documents = new Map<string, DocumentRow | undefined>();
   const visible = ranked.filter((hit) => {
     if (!documents.has(hit.document_id)) {
@@ -162,9 +165,9 @@ function groupByDocument(
 /** The `search` tool. */
 export const searchTool: Tool = {
   name: "search",
-  run(context, args) {
+  async run(context, args) {
     try {
-      return run(context, args);
+      return await run(context, args);
     } catch (error) {
       if (error instanceof ArgumentError) {
         return {

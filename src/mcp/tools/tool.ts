@@ -8,6 +8,7 @@ import type { AgentKey } from "../../../projections/key_scopes.ts";
 import type { Arguments } from "../arguments.ts";
 import type { KeyScope } from "../scope.ts";
 import type { McpSettings } from "../settings.ts";
+import type { SemanticSearch } from "../../search/semantic.ts";
 
 /** Draws a page of a stored PDF (see `src/render/page_cache.ts`). */
 export interface PageViewer {
@@ -34,6 +35,8 @@ export interface ToolContext {
   scope: KeyScope;
   settings: McpSettings;
   pageViews?: PageViewer;
+  /** Semantic search, where an embedding model is configured; without it search is lexical. */
+  semantic?: SemanticSearch;
   /**
    * Computes a value from the catalogue and this key alone, or hands back the
    * one computed before while neither changed (see `src/mcp/read_cache.ts`).

@@ -1,0 +1,96 @@
+/**
+ * The passage vectors of the semantic search: one row per document with the
+ * vectors its last `PassagesEmbedded` event recorded (see
+ * `src/search/vectors.ts` for the packing).
+ *
+ * Events: `PassagesEmbedded` replaces the document's row when the digest of
+ * the document's indexed passages is the one the vectors were made from (so a
+ * document processed again since keeps no stale vectors, and replay needs no
+ * model); `DocumentProcessed`, `ProcessingFailed` and `DocumentDeleted` drop
+ * the row, since the passages it describes are gone.
+ *
+ * This projection reads `search_passages` of the search index, which the
+ * projector applies first.
+ *
+ * @module
+ */
+import type { DatabaseSync } from "node:sqlite";
+import type { EventType, RecordedEvent } from "../events/types.ts";
+import type { Projection } from "./projection.ts";
+import { statement } from "./_statements.ts";
+import { passageInputs, vectorRow } from "../src/search/vectors.ts";
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS search_vector_sets (
+  document_id TEXT PRIMARY KEY,
+  model TEXT NOT NULL,
+  dimensions INTEGER NOT NULL,
+  passages INTEGER NOT NULL,
+  text_sha256 TEXT NOT NULL,
+  vectors BLOB NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS search_vector_sets_model ON search_vector_sets (model);
+`;
+
+const HANDLES = [
+  "PassagesEmbedded",
+  "DocumentProcessed",
+  "ProcessingFailed",
+  "DocumentDeleted",
+] as const satisfies readonly EventType[];
+
+/** The passage vectors projection. */
+export const searchVectorsProjection: Projection = {
+  name: "search_vectors",
+  handles: HANDLES,
+  tables: ["search_vector_sets"],
+  init(db: DatabaseSync): void {
+    db.exec(SCHEMA);
+  },
+  apply(db: DatabaseSync, event: RecordedEvent): void {
+    switch (event.type) {
+      case "PassagesEmbedded": {
+        const { document_id, model, dimensions, passages, text_sha256, vectors } = event.data;
+        const current = passageInputs(db, document_id);
+        if (current.sha256 !== text_sha256 || current.texts.length !== passages) return;
+        const row = vectorRow(vectors, passages, dimensions);
+        if (row === null) return;
+        statement(
+          db,
+          `INSERT INTO search_vector_sets (document_id, model, dimensions, passages, text_sha256, vectors)
+           VALUES (?, ?, ?, ?, ?, ?)
+           ON CONFLICT (document_id) DO UPDATE SET model = excluded.model, dimensions = excluded.dimensions,
+             passages = excluded.passages, text_sha256 = excluded.text_sha256, vectors = excluded.vectors`,
+        ).run(document_id, model, dimensions, passages, text_sha256, row);
+        return;
+      }
+      case "DocumentProcessed":
+      case "ProcessingFailed":
+      case "DocumentDeleted":
+        statement(db, "DELETE FROM search_vector_sets WHERE document_id = ?").run(event.data.document_id);
+        return;
+    }
+  },
+};
+
+/** Documents with indexed passages but no vectors of `model` yet, by id, at most `limit`. */
+export function documentsWithoutVectors(db: DatabaseSync, model: string, limit: number): string[] {
+  return (statement(
+    db,
+    `SELECT d.document_id AS document_id FROM search_documents d
+     WHERE EXISTS (SELECT 1 FROM search_passages p WHERE p.document_id = d.document_id)
+       AND NOT EXISTS (SELECT 1 FROM search_vector_sets v WHERE v.document_id = d.document_id AND v.model = ?)
+     ORDER BY d.document_id LIMIT ?`,
+  ).all(model, limit) as Array<{ document_id: string }>).map((row) => row.document_id);
+}
+
+/** How many documents have vectors of `model`, and how many with passages have none yet. */
+export function vectorCoverage(db: DatabaseSync, model: string): { ready: number; pending: number } {
+  const ready = (statement(db, "SELECT count(*) AS n FROM search_vector_sets WHERE model = ?").get(model) as {
+    n: number;
+  }).n;
+  const indexed = (statement(db, "SELECT count(DISTINCT document_id) AS n FROM search_passages").get() as {
+    n: number;
+  }).n;
+  return { ready, pending: Math.max(0, indexed - ready) };
+}

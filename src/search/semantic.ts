@@ -1,0 +1,122 @@
+/**
+ * Semantic search where a model is configured: the lexical ranking and the
+ * passages nearest to the query's vector (of the configured model, in the
+ * same scope), fused by reciprocal rank. A document whose vectors are not
+ * ready yet is still found lexically; when the model cannot embed the query,
+ * the lexical ranking is the answer and `/healthz` says why.
+ *
+ * The fused list has the lexical search's form and depth, so the `search`
+ * tool's result, caps and paging are the same with or without a model.
+ *
+ * @module
+ */
+import type { DatabaseSync } from "node:sqlite";
+import { type SearchHit, type SearchOptions, searchPassages } from "../../projections/search_index.ts";
+import { vectorCoverage } from "../../projections/search_vectors.ts";
+import type { Embedder } from "./embedders/embedder.ts";
+import { reciprocalRankFusion } from "./fusion.ts";
+import { MAX_EMBED_CHARS, nearestPassages, passageAt } from "./vectors.ts";
+
+/** How long a search waits for its query's vector before answering lexically. */
+export const QUERY_EMBED_TIMEOUT_MS = 5_000;
+/** Query vectors kept for repeated queries (an agent paging through results asks the same query again). */
+const QUERY_CACHE = 256;
+
+/** What `/healthz` says about search. */
+export type SearchStatus =
+  | { mode: "lexical" }
+  | {
+    mode: "hybrid";
+    provider: Embedder["provider"];
+    model: string;
+    documents: { with_vectors: number; waiting: number };
+    last_error?: string;
+  };
+
+/** Semantic search over one embedding model. */
+export class SemanticSearch {
+  readonly embedder: Embedder;
+  #lastError: string | null = null;
+  readonly #queries = new Map<string, Float32Array>();
+
+  constructor(embedder: Embedder) {
+    this.embedder = embedder;
+  }
+
+  /** The model whose vectors are compared. */
+  get model(): string {
+    return this.embedder.model;
+  }
+
+  /** Remembers the last failure of the model (shown by `/healthz` until the model works again). */
+  noteFailure(error: unknown): void {
+    this.#lastError = (error instanceof Error ? error.message : String(error)).split("\n")[0]!.slice(0, 500);
+  }
+
+  noteSuccess(): void {
+    this.#lastError = null;
+  }
+
+  /** The lexical and the vector rankings, fused; the lexical one alone if the query cannot be embedded. */
+  async search(db: DatabaseSync, options: SearchOptions): Promise<SearchHit[]> {
+    const lexical = searchPassages(db, options);
+    const query = await this.#queryVector(options.query);
+    if (query === null) return lexical;
+    const near = nearestPassages(db, this.model, options, query, options.depth);
+    const semantic: SearchHit[] = [];
+    for (const passage of near) {
+      const row = passageAt(db, passage.document_id, passage.ordinal);
+      if (!row) continue;
+      semantic.push({
+        document_id: passage.document_id,
+        page: row.page,
+        section: row.section,
+        marked: row.marked === 1,
+        text: row.text,
+        rank: -passage.score,
+      });
+    }
+    return reciprocalRankFusion([lexical, semantic], passageKey, options.depth);
+  }
+
+  /** What `/healthz` shows. */
+  status(db: DatabaseSync): SearchStatus {
+    const coverage = vectorCoverage(db, this.model);
+    return {
+      mode: "hybrid",
+      provider: this.embedder.provider,
+      model: this.model,
+      documents: { with_vectors: coverage.ready, waiting: coverage.pending },
+      ...(this.#lastError !== null ? { last_error: this.#lastError } : {}),
+    };
+  }
+
+  async #queryVector(text: string): Promise<Float32Array | null> {
+    const query = text.trim().slice(0, MAX_EMBED_CHARS);
+    const cached = this.#queries.get(query);
+    if (cached) {
+      this.#queries.delete(query);
+      this.#queries.set(query, cached);
+      return cached;
+    }
+    try {
+      const [vector] = await this.embedder.embed(
+        [query],
+        "query",
+        AbortSignal.timeout(QUERY_EMBED_TIMEOUT_MS),
+      );
+      if (!vector) return null;
+      this.#queries.set(query, vector);
+      if (this.#queries.size > QUERY_CACHE) this.#queries.delete(this.#queries.keys().next().value!);
+      return vector;
+    } catch (error) {
+      this.noteFailure(error);
+      return null;
+    }
+  }
+}
+
+/** The same passage from either ranking. */
+function passageKey(hit: SearchHit): string {
+  return `${hit.document_id}\u0000${hit.page ?? ""}\u0000${hit.section ?? ""}\u0000${hit.text}`;
+}

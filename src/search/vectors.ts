@@ -1,0 +1,181 @@
+/**
+ * Passage vectors: what is embedded for each passage, how vectors are packed
+ * into `PassagesEmbedded` events and the projection's rows, and the nearest
+ * passages to a query vector within a search's scope.
+ *
+ * A vector is stored as signed bytes, scaled so its largest component is
+ * ±127 (a quarter of float32's size; cosine order barely moves). The
+ * projection keeps one row per document: the model, the count, and the
+ * passages' vectors after their norms, in passage order.
+ *
+ * @module
+ */
+import { createHash } from "node:crypto";
+import { Buffer } from "node:buffer";
+import type { DatabaseSync, SQLInputValue } from "node:sqlite";
+import { statement } from "../../projections/_statements.ts";
+
+/** The most characters of a passage given to a model (models read about 512 tokens). */
+export const MAX_EMBED_CHARS = 2000;
+
+/** What the model is given for each of a document's passages, in passage order, and a digest over them. */
+export interface PassageInputs {
+  texts: string[];
+  sha256: string;
+}
+
+/** The texts to embed for a document's indexed passages (section, text and speaker notes). */
+export function passageInputs(db: DatabaseSync, documentId: string): PassageInputs {
+  const rows = statement(
+    db,
+    "SELECT section, text, notes FROM search_passages WHERE document_id = ? ORDER BY passage_id",
+  ).all(documentId) as Array<{ section: string | null; text: string; notes: string | null }>;
+  const texts = rows.map((row) =>
+    [row.section, row.text, row.notes].filter((part) => part && part.trim() !== "").join("\n")
+      .slice(0, MAX_EMBED_CHARS)
+  );
+  const hash = createHash("sha256");
+  for (const text of texts) hash.update(`${text.length}:${text}`);
+  return { texts, sha256: hash.digest("hex") };
+}
+
+/** Packs vectors as signed bytes (base64 for an event). A zero vector (nothing the model knew) stays zero. */
+export function packVectors(vectors: readonly Float32Array[], dimensions: number): string {
+  const bytes = new Int8Array(vectors.length * dimensions);
+  vectors.forEach((vector, i) => {
+    if (vector.length !== dimensions) {
+      throw new Error(`The model gave a vector of ${vector.length} dimensions, not ${dimensions}`);
+    }
+    let max = 0;
+    for (const x of vector) {
+      if (!Number.isFinite(x)) return; // the model knew none of the passage's tokens
+      max = Math.max(max, Math.abs(x));
+    }
+    if (max === 0) return;
+    for (let d = 0; d < dimensions; d++) bytes[i * dimensions + d] = Math.round((vector[d]! / max) * 127);
+  });
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64");
+}
+
+/** The projection row's blob: the norms (float32) of `count` packed vectors, then the vectors. */
+export function vectorRow(base64: string, count: number, dimensions: number): Uint8Array | null {
+  const raw = Buffer.from(base64, "base64");
+  if (raw.byteLength !== count * dimensions) return null;
+  const row = new Uint8Array(count * 4 + raw.byteLength);
+  const norms = new Float32Array(row.buffer, 0, count);
+  const vectors = new Int8Array(row.buffer, count * 4);
+  vectors.set(new Int8Array(raw.buffer, raw.byteOffset, raw.byteLength));
+  for (let i = 0; i < count; i++) {
+    let sum = 0;
+    for (let d = 0; d < dimensions; d++) sum += vectors[i * dimensions + d]! ** 2;
+    norms[i] = Math.sqrt(sum);
+  }
+  return row;
+}
+
+/** Where a vector search looks: the same scope as the lexical search's. */
+export interface VectorScope {
+  personId: string;
+  /** Folders (with their descendants); null means every folder of the person. */
+  folderIds: string[] | null;
+  documentIds: string[];
+}
+
+/** A passage near the query: its document, its place among the document's passages, and the cosine. */
+export interface NearPassage {
+  document_id: string;
+  ordinal: number;
+  score: number;
+}
+
+/**
+ * The `depth` passages whose vectors (of `model`) are nearest to `query` by
+ * cosine, among the documents in scope only: a document outside it is never
+ * read. Ties go to the document id, then reading order.
+ */
+export function nearestPassages(
+  db: DatabaseSync,
+  model: string,
+  scope: VectorScope,
+  query: Float32Array,
+  depth: number,
+): NearPassage[] {
+  if (
+    depth <= 0 || (scope.folderIds !== null && scope.folderIds.length === 0 && scope.documentIds.length === 0)
+  ) {
+    return [];
+  }
+  let queryNorm = 0;
+  for (const x of query) queryNorm += x * x;
+  if (!(queryNorm > 0)) return [];
+  const { sql, params } = scopeSql(scope);
+  const rows = statement(
+    db,
+    `SELECT v.document_id AS document_id, v.dimensions AS dimensions, v.passages AS passages, v.vectors AS vectors
+     FROM search_vector_sets v JOIN search_documents d ON d.document_id = v.document_id
+     WHERE v.model = ? AND ${sql}`,
+  ).iterate(model, ...params) as Iterable<
+    { document_id: string; dimensions: number; passages: number; vectors: Uint8Array }
+  >;
+  const best: NearPassage[] = [];
+  for (const row of rows) {
+    const dims = row.dimensions;
+    if (dims !== query.length) continue;
+    const count = row.passages;
+    const norms = new Float32Array(row.vectors.buffer, row.vectors.byteOffset, count);
+    const vectors = new Int8Array(row.vectors.buffer, row.vectors.byteOffset + count * 4, count * dims);
+    for (let i = 0; i < count; i++) {
+      const norm = norms[i]!;
+      if (norm === 0) continue;
+      let dot = 0;
+      const base = i * dims;
+      for (let d = 0; d < dims; d++) dot += query[d]! * vectors[base + d]!;
+      const score = dot / norm;
+      if (best.length === depth && !(score > best[depth - 1]!.score)) continue;
+      const near = { document_id: row.document_id, ordinal: i, score };
+      let at = best.length;
+      while (at > 0 && before(near, best[at - 1]!)) at--;
+      best.splice(at, 0, near);
+      if (best.length > depth) best.pop();
+    }
+  }
+  return best;
+}
+
+function before(a: NearPassage, b: NearPassage): boolean {
+  if (a.score !== b.score) return a.score > b.score;
+  if (a.document_id !== b.document_id) return a.document_id < b.document_id;
+  return a.ordinal < b.ordinal;
+}
+
+/** The lexical search's scope rule, over `search_documents` (`d`). */
+function scopeSql(scope: VectorScope): { sql: string; params: SQLInputValue[] } {
+  const documents = JSON.stringify(scope.documentIds);
+  if (scope.folderIds === null) {
+    return {
+      sql:
+        "d.person_id = ? AND (d.folder_id IS NOT NULL OR d.document_id IN (SELECT value FROM json_each(?)))",
+      params: [scope.personId, documents],
+    };
+  }
+  return {
+    sql: `d.person_id = ? AND (d.folder_id IN (SELECT value FROM json_each(?))
+      OR d.document_id IN (SELECT value FROM json_each(?)))`,
+    params: [scope.personId, JSON.stringify(scope.folderIds), documents],
+  };
+}
+
+/** The `ordinal`-th passage of a document in reading order (passage order), or undefined. */
+export function passageAt(db: DatabaseSync, documentId: string, ordinal: number): {
+  page: number | null;
+  section: string | null;
+  marked: number;
+  text: string;
+} | undefined {
+  return statement(
+    db,
+    "SELECT page, section, marked, text FROM search_passages WHERE document_id = ? ORDER BY passage_id LIMIT 1 OFFSET ?",
+  ).get(documentId, ordinal) as
+    | { page: number | null; section: string | null; marked: number; text: string }
+    | undefined;
+}

@@ -116,6 +116,12 @@ export const MODULES: readonly BenchModule[] = [
     },
   },
   {
+    name: "semantic",
+    file: "./semantic.ts",
+    fn: "benchSemantic",
+    rows: () => [],
+  },
+  {
     name: "ingest",
     file: "./ingest.ts",
     fn: "benchIngest",

@@ -106,7 +106,7 @@ interface BuiltIndex {
 }
 
 /** Builds (or reopens) the Sergo index and the plain FTS5 table of `size` synthetic pages. */
-function buildIndexes(corpus: CorpusFile[], size: number): BuiltIndex {
+export function buildIndexes(corpus: CorpusFile[], size: number): BuiltIndex {
   Deno.mkdirSync(DATA, { recursive: true });
   const sergoPath = new URL(`sergo-${size}.db`, DATA).pathname;
   const plainPath = new URL(`plain-${size}.db`, DATA).pathname;
@@ -189,7 +189,7 @@ function buildIndexes(corpus: CorpusFile[], size: number): BuiltIndex {
 }
 
 /** The plain baseline: every word of the query OR-ed, ranked by bm25 (optionally within a row id range). */
-function plainSearch(
+export function plainSearch(
   db: DatabaseSync,
   query: string,
   depth: number,

@@ -10,7 +10,8 @@
  * the row, since the passages it describes are gone.
  *
  * This projection reads `search_passages` of the search index, which the
- * projector applies first.
+ * projector applies first. `search_vector_changes` counts the changes to the
+ * rows, so a search process knows when the vectors it keeps in memory are stale.
  *
  * @module
  */
@@ -30,6 +31,8 @@ CREATE TABLE IF NOT EXISTS search_vector_sets (
   vectors BLOB NOT NULL
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS search_vector_sets_model ON search_vector_sets (model);
+CREATE TABLE IF NOT EXISTS search_vector_changes (id INTEGER PRIMARY KEY CHECK (id = 1), n INTEGER NOT NULL);
+INSERT OR IGNORE INTO search_vector_changes (id, n) VALUES (1, 0);
 `;
 
 const HANDLES = [
@@ -62,16 +65,24 @@ export const searchVectorsProjection: Projection = {
            ON CONFLICT (document_id) DO UPDATE SET model = excluded.model, dimensions = excluded.dimensions,
              passages = excluded.passages, text_sha256 = excluded.text_sha256, vectors = excluded.vectors`,
         ).run(document_id, model, dimensions, passages, text_sha256, row);
+        changed(db);
         return;
       }
       case "DocumentProcessed":
       case "ProcessingFailed":
       case "DocumentDeleted":
-        statement(db, "DELETE FROM search_vector_sets WHERE document_id = ?").run(event.data.document_id);
+        if (
+          statement(db, "DELETE FROM search_vector_sets WHERE document_id = ?").run(event.data.document_id)
+            .changes > 0
+        ) changed(db);
         return;
     }
   },
 };
+
+function changed(db: DatabaseSync): void {
+  statement(db, "UPDATE search_vector_changes SET n = n + 1 WHERE id = 1").run();
+}
 
 /** Documents with indexed passages but no vectors of `model` yet, by id, at most `limit`. */
 export function documentsWithoutVectors(db: DatabaseSync, model: string, limit: number): string[] {

@@ -13,19 +13,21 @@ export const RRF_K = 60;
 /**
  * Fuses rankings of the same kind of item (identified by `key`), best
  * first; ties keep the order of the first ranking that holds the item.
+ * `weights` scale each ranking's gains (1 each by default).
  */
 export function reciprocalRankFusion<T>(
   rankings: readonly (readonly T[])[],
   key: (item: T) => string,
   depth: number,
-  k = RRF_K,
+  options: { k?: number; weights?: readonly number[] } = {},
 ): T[] {
+  const k = options.k ?? RRF_K;
   const fused = new Map<string, { item: T; score: number; first: number }>();
   rankings.forEach((ranking, list) => {
     ranking.forEach((item, rank) => {
       const id = key(item);
       const entry = fused.get(id);
-      const gain = 1 / (k + rank + 1);
+      const gain = (options.weights?.[list] ?? 1) / (k + rank + 1);
       if (entry) entry.score += gain;
       else fused.set(id, { item, score: gain, first: list * 1_000_000 + rank });
     });

@@ -39,8 +39,12 @@ export class SemanticSearch {
   #lastError: string | null = null;
   readonly #queries = new Map<string, Float32Array>();
 
-  constructor(embedder: Embedder) {
+  /** How much the vector ranking weighs in the fusion against the lexical one's 1 (the benchmark varies it). */
+  readonly semanticWeight: number;
+
+  constructor(embedder: Embedder, options: { semanticWeight?: number } = {}) {
     this.embedder = embedder;
+    this.semanticWeight = options.semanticWeight ?? 1;
   }
 
   /** The model whose vectors are compared. */
@@ -76,7 +80,9 @@ export class SemanticSearch {
         rank: -passage.score,
       });
     }
-    return reciprocalRankFusion([lexical, semantic], passageKey, options.depth);
+    return reciprocalRankFusion([lexical, semantic], passageKey, options.depth, {
+      weights: [1, this.semanticWeight],
+    });
   }
 
   /** What `/healthz` shows. */

@@ -6,7 +6,8 @@
  * A vector is stored as signed bytes, scaled so its largest component is
  * ±127 (a quarter of float32's size; cosine order barely moves). The
  * projection keeps one row per document: the model, the count, and the
- * passages' vectors after their norms, in passage order.
+ * passages' vectors after their norms, in passage order. A searching process
+ * keeps the current model's vectors in memory until the rows change.
  *
  * @module
  */
@@ -108,22 +109,17 @@ export function nearestPassages(
   let queryNorm = 0;
   for (const x of query) queryNorm += x * x;
   if (!(queryNorm > 0)) return [];
+  const sets = vectorSets(db, model);
+  if (sets.size === 0) return [];
   const { sql, params } = scopeSql(scope);
-  const rows = statement(
-    db,
-    `SELECT v.document_id AS document_id, v.dimensions AS dimensions, v.passages AS passages, v.vectors AS vectors
-     FROM search_vector_sets v JOIN search_documents d ON d.document_id = v.document_id
-     WHERE v.model = ? AND ${sql}`,
-  ).iterate(model, ...params) as Iterable<
-    { document_id: string; dimensions: number; passages: number; vectors: Uint8Array }
-  >;
+  // The scope is read from the index on every search; only the vectors are kept in memory.
+  const inScope = statement(db, `SELECT d.document_id AS document_id FROM search_documents d WHERE ${sql}`)
+    .iterate(...params) as Iterable<{ document_id: string }>;
   const best: NearPassage[] = [];
-  for (const row of rows) {
-    const dims = row.dimensions;
-    if (dims !== query.length) continue;
-    const count = row.passages;
-    const norms = new Float32Array(row.vectors.buffer, row.vectors.byteOffset, count);
-    const vectors = new Int8Array(row.vectors.buffer, row.vectors.byteOffset + count * 4, count * dims);
+  for (const { document_id } of inScope) {
+    const set = sets.get(document_id);
+    if (!set || set.dimensions !== query.length) continue;
+    const { dimensions: dims, passages: count, norms, vectors } = set;
     for (let i = 0; i < count; i++) {
       const norm = norms[i]!;
       if (norm === 0) continue;
@@ -132,7 +128,7 @@ export function nearestPassages(
       for (let d = 0; d < dims; d++) dot += query[d]! * vectors[base + d]!;
       const score = dot / norm;
       if (best.length === depth && !(score > best[depth - 1]!.score)) continue;
-      const near = { document_id: row.document_id, ordinal: i, score };
+      const near = { document_id, ordinal: i, score };
       let at = best.length;
       while (at > 0 && before(near, best[at - 1]!)) at--;
       best.splice(at, 0, near);
@@ -140,6 +136,44 @@ export function nearestPassages(
     }
   }
   return best;
+}
+
+interface VectorSet {
+  dimensions: number;
+  passages: number;
+  norms: Float32Array;
+  vectors: Int8Array;
+}
+
+/** The vectors of one model, per document, kept per database until the projection's rows change. */
+const memory = new WeakMap<DatabaseSync, { model: string; changes: number; sets: Map<string, VectorSet> }>();
+
+function vectorSets(db: DatabaseSync, model: string): Map<string, VectorSet> {
+  const changes = (statement(db, "SELECT n FROM search_vector_changes WHERE id = 1").get() as
+    | { n: number }
+    | undefined)?.n ?? 0;
+  const kept = memory.get(db);
+  if (kept && kept.model === model && kept.changes === changes) return kept.sets;
+  const sets = new Map<string, VectorSet>();
+  const rows = statement(
+    db,
+    "SELECT document_id, dimensions, passages, vectors FROM search_vector_sets WHERE model = ?",
+  ).iterate(model) as Iterable<
+    { document_id: string; dimensions: number; passages: number; vectors: Uint8Array }
+  >;
+  for (const row of rows) {
+    const count = row.passages;
+    // Float32 views need a 4-byte aligned start.
+    if (row.vectors.byteOffset % 4 !== 0) row.vectors = row.vectors.slice();
+    sets.set(row.document_id, {
+      dimensions: row.dimensions,
+      passages: count,
+      norms: new Float32Array(row.vectors.buffer, row.vectors.byteOffset, count),
+      vectors: new Int8Array(row.vectors.buffer, row.vectors.byteOffset + count * 4, count * row.dimensions),
+    });
+  }
+  memory.set(db, { model, changes, sets });
+  return sets;
 }
 
 function before(a: NearPassage, b: NearPassage): boolean {

@@ -1,0 +1,341 @@
+/**
+ * Semantic search benchmark (issue 15): with an embedding model on, search
+ * quality (recall@10, MRR) of the fused ranking beside the lexical one and
+ * plain bm25 OR on the evaluation set of `_search_quality.ts`, overall, per
+ * part and per kind; search p99 at 100k pages (10k with `--quick`), the
+ * query's embedding included, beside plain bm25 OR and lexical search in the
+ * same run; and the cost of vectors: embedding time per 1,000 pages on this
+ * machine, the model's memory, and disk per 100k pages.
+ *
+ * The model is the tests' (`test/search/_glove_model.ts`: GloVe 6B 100-d word
+ * vectors as an ONNX sentence encoder, English only), run in this process as
+ * `SERGO_EMBEDDINGS_MODEL_DIR` runs it. The corpus pages get their own
+ * vectors; the synthetic pages of the speed run are given vectors of corpus
+ * pages (in turn), since embedding 100k pages per run would take this model's
+ * tokenizer many minutes and a scan's cost depends only on the number of
+ * vectors and their size.
+ *
+ * Run alone: `deno run -A bench/semantic.ts [--quick]`.
+ *
+ * @module
+ */
+import type { DatabaseSync } from "node:sqlite";
+import type { DocumentType, RecordedEvent } from "../events/types.ts";
+import { openProjector } from "../projections/projector.ts";
+import { searchIndexProjection, searchPassages } from "../projections/search_index.ts";
+import { searchVectorsProjection } from "../projections/search_vectors.ts";
+import { onnxEmbedder } from "../src/search/embedders/onnx.ts";
+import { SemanticSearch } from "../src/search/semantic.ts";
+import { packVectors, passageInputs } from "../src/search/vectors.ts";
+import { gloveModelDir } from "../test/search/_glove_model.ts";
+import { loadCorpus } from "./_corpus_text.ts";
+import { buildQualityIndexes, loadQuestions, scoreSearch } from "./_search_quality.ts";
+import { benchQueries, buildIndexes, plainSearch } from "./search.ts";
+import type { SummaryRow } from "./_table.ts";
+
+const PERSON = "bench-person";
+const DEPTH = 50;
+const DATA = new URL("./data/", import.meta.url);
+const round = (value: number, digits = 3) => Math.round(value * 10 ** digits) / 10 ** digits;
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
+}
+
+let position = 0;
+function recorded(event: Pick<RecordedEvent, "type" | "data">): RecordedEvent {
+  position++;
+  return {
+    ...event,
+    metadata: { time: "2026-01-01T00:00:00.000Z" },
+    position,
+    stream: `document-${position}`,
+    stream_version: 1,
+    schema_version: 1,
+    prev_hash: "0".repeat(64),
+    hash: "0".repeat(64),
+  } as RecordedEvent;
+}
+
+/** Runs the quality, speed and cost measurements. */
+export async function benchSemantic(opts: { quick: boolean }): Promise<Record<string, unknown>> {
+  const corpus = await loadCorpus();
+  const rssBefore = Deno.memoryUsage().rss;
+  const embedder = await onnxEmbedder(await gloveModelDir(), { query: "", passage: "" });
+  const modelRss = Deno.memoryUsage().rss - rssBefore;
+  const semantic = new SemanticSearch(embedder);
+  try {
+    // Quality: the corpus pages, indexed and embedded as `serve` would.
+    const projector = openProjector(":memory:", [searchIndexProjection, searchVectorsProjection]);
+    const db = projector.db;
+    const events: RecordedEvent[] = [];
+    for (const [index, { file, pages }] of corpus.entries()) {
+      events.push(recorded({
+        type: "DocumentUploaded",
+        data: {
+          document_id: `d${index}`,
+          person_id: PERSON,
+          folder_id: "corpus",
+          name: file.split("/").at(-1)!,
+          type: file.split(".").at(-1) as DocumentType,
+          size: 1,
+          sha256: "0".repeat(64),
+          preset: "basic",
+        },
+      }));
+      events.push(recorded({
+        type: "DocumentProcessed",
+        data: {
+          document_id: `d${index}`,
+          preset: "basic",
+          page_count: pages.length,
+          pages_estimated: false,
+          pages: pages.map((text, i) => ({ page: i + 1, text, marked: false, image_only: false })),
+        },
+      }));
+    }
+    projector.applyBatch(events);
+    let passages = 0;
+    let embedMs = 0;
+    let eventBytes = 0;
+    const corpusVectors: Float32Array[] = [];
+    for (const index of corpus.keys()) {
+      const inputs = passageInputs(db, `d${index}`);
+      if (inputs.texts.length === 0) continue;
+      const started = performance.now();
+      const vectors = await embedder.embed(inputs.texts, "passage");
+      embedMs += performance.now() - started;
+      passages += vectors.length;
+      corpusVectors.push(...vectors.filter((vector) => Number.isFinite(vector[0])));
+      const event = recorded({
+        type: "PassagesEmbedded",
+        data: {
+          document_id: `d${index}`,
+          model: semantic.model,
+          dimensions: vectors[0]!.length,
+          passages: vectors.length,
+          text_sha256: inputs.sha256,
+          vectors: packVectors(vectors, vectors[0]!.length),
+        },
+      });
+      eventBytes += JSON.stringify(event.data).length;
+      projector.applyBatch([event]);
+    }
+    const corpusPages = corpus.reduce((sum, file) => sum + file.pages.length, 0);
+    const questions = await loadQuestions(corpus);
+    const fileOf = new Map(corpus.map(({ file }, index) => [`d${index}`, file]));
+    const options = { personId: PERSON, folderIds: null, documentIds: [], depth: DEPTH };
+    const fusedWith = async (weight: number) => {
+      const weighted = new SemanticSearch(embedder, { semanticWeight: weight });
+      const found = new Map<string, string[]>();
+      for (const question of questions) {
+        const hits = await weighted.search(db, { ...options, query: question.question });
+        found.set(question.question, hits.map((hit) => `${fileOf.get(hit.document_id)}#${hit.page}`));
+      }
+      const figures = scoreSearch(questions, (query) => found.get(query) ?? []);
+      return { ...figures, ranks: undefined } as Record<string, unknown>;
+    };
+    const fused = await fusedWith(semantic.semanticWeight);
+    const weights: Record<string, unknown> = {};
+    for (const weight of [0.5, 0.25]) {
+      const figures = await fusedWith(weight);
+      weights[String(weight)] = {
+        overall: figures.overall,
+        tuning: figures.tuning,
+        held_out: figures.held_out,
+      };
+    }
+    const lexical = (query: string) =>
+      searchPassages(db, { ...options, query }).map((hit) => `${fileOf.get(hit.document_id)}#${hit.page}`);
+    const plainIndex = buildQualityIndexes(corpus);
+    const quality = {
+      questions: questions.length,
+      fused,
+      fused_with_vector_weight: weights,
+      lexical: { ...scoreSearch(questions, lexical), ranks: undefined },
+      plain_bm25_or: { ...scoreSearch(questions, plainIndex.plain), ranks: undefined },
+    };
+    plainIndex.close();
+    projector.close();
+
+    // Speed at 100k pages (10k quick), the query's vector included.
+    const size = opts.quick ? 10_000 : 100_000;
+    const speed = await speedAt(size, semantic, corpusVectors, corpus);
+    const result = {
+      model: semantic.model,
+      dimensions: corpusVectors[0]?.length ?? null,
+      quality,
+      speed,
+      cost: {
+        corpus_pages: corpusPages,
+        passages,
+        embed_ms_per_1000_pages: round((embedMs / corpusPages) * 1000, 0),
+        model_rss_mb: round(modelRss / 1e6, 1),
+        event_bytes_per_100k_pages: Math.round((eventBytes / corpusPages) * 100_000),
+        projection_bytes_per_100k_pages: Math.round(((speed.vector_bytes as number) / size) * 100_000),
+      },
+    };
+    return { ...result, rows: rowsOf(result) };
+  } finally {
+    await embedder.close();
+  }
+}
+
+async function speedAt(
+  size: number,
+  semantic: SemanticSearch,
+  vectors: Float32Array[],
+  corpus: Awaited<ReturnType<typeof loadCorpus>>,
+): Promise<Record<string, unknown>> {
+  const { sergo, plain } = buildIndexes(corpus, size);
+  searchVectorsProjection.init(sergo);
+  const done = new URL(`vectors-${size}-${semantic.model.replaceAll(/[^A-Za-z0-9]+/g, "_")}.done`, DATA)
+    .pathname;
+  try {
+    Deno.statSync(done);
+  } catch {
+    fillVectors(sergo, semantic.model, vectors);
+    Deno.writeTextFileSync(done, "1");
+  }
+  const vectorBytes = (sergo.prepare("SELECT sum(length(vectors)) AS n FROM search_vector_sets").get() as {
+    n: number;
+  }).n;
+  const queries = benchQueries(corpus);
+  const options = { personId: PERSON, folderIds: null, documentIds: [], depth: DEPTH };
+  for (const query of queries.slice(0, 10)) {
+    await semantic.search(sergo, { ...options, query: `${query} warm` });
+  }
+  const fusedMs: number[] = [], lexicalMs: number[] = [], plainMs: number[] = [];
+  for (const [index, query] of queries.entries()) {
+    const runs = [
+      async () => {
+        const started = performance.now();
+        await semantic.search(sergo, { ...options, query });
+        fusedMs.push(performance.now() - started);
+      },
+      () => {
+        const started = performance.now();
+        searchPassages(sergo, { ...options, query });
+        lexicalMs.push(performance.now() - started);
+      },
+      () => {
+        const started = performance.now();
+        plainSearch(plain, query, DEPTH);
+        plainMs.push(performance.now() - started);
+      },
+    ];
+    for (let i = 0; i < runs.length; i++) await runs[(i + index) % runs.length]!();
+  }
+  const rss = Deno.memoryUsage().rss;
+  sergo.close();
+  plain.close();
+  const ms = (values: number[]) => ({
+    p50: round(percentile(values, 0.5), 2),
+    p99: round(percentile(values, 0.99), 2),
+  });
+  return {
+    pages: size,
+    fused_ms: ms(fusedMs),
+    lexical_ms: ms(lexicalMs),
+    plain_ms: ms(plainMs),
+    fused_vs_plain_p99: round(percentile(fusedMs, 0.99) / percentile(plainMs, 0.99)),
+    rss_mb: round(rss / 1e6, 1),
+    vector_bytes: vectorBytes,
+  };
+}
+
+/** Gives every synthetic document's passages vectors of corpus pages, in turn, as `PassagesEmbedded` would. */
+function fillVectors(db: DatabaseSync, model: string, vectors: Float32Array[]): void {
+  const documents =
+    (db.prepare("SELECT document_id FROM search_documents ORDER BY document_id").all() as Array<
+      { document_id: string }
+    >).map((row) => row.document_id);
+  let next = 0;
+  db.exec("BEGIN");
+  for (const documentId of documents) {
+    const inputs = passageInputs(db, documentId);
+    const chosen = inputs.texts.map(() => vectors[next++ % vectors.length]!);
+    searchVectorsProjection.apply(
+      db,
+      recorded({
+        type: "PassagesEmbedded",
+        data: {
+          document_id: documentId,
+          model,
+          dimensions: chosen[0]!.length,
+          passages: chosen.length,
+          text_sha256: inputs.sha256,
+          vectors: packVectors(chosen, chosen[0]!.length),
+        },
+      }),
+    );
+  }
+  db.exec("COMMIT");
+}
+
+function rowsOf(result: {
+  quality: Record<string, unknown>;
+  speed: Record<string, unknown>;
+  cost: Record<string, unknown>;
+}): SummaryRow[] {
+  const obj = (value: unknown) => value as Record<string, Record<string, number>>;
+  const fused = obj(result.quality.fused), lexical = obj(result.quality.lexical);
+  const rows: SummaryRow[] = [];
+  for (const part of ["overall", "tuning", "held_out"]) {
+    const f = fused[part]!, l = lexical[part]!;
+    rows.push({
+      figure: `semantic on, ${part.replace("_", "-")} (${f.questions} q.): fused vs lexical recall@10, MRR`,
+      sergo: `${f.recall_at_10}, ${f.mrr}`,
+      baseline: `${l.recall_at_10}, ${l.mrr}`,
+      ratio: l.mrr ? round(f.mrr! / l.mrr) : null,
+      budget: "reported",
+      pass: null,
+    });
+  }
+  const kinds = fused.kinds as unknown as Record<string, Record<string, number>>;
+  const lexicalKinds = lexical.kinds as unknown as Record<string, Record<string, number>>;
+  for (const [kind, f] of Object.entries(kinds)) {
+    if ((f.questions ?? 0) < 15) continue;
+    const l = lexicalKinds[kind]!;
+    rows.push({
+      figure: `  kind ${kind} (${f.questions} q.): fused vs lexical`,
+      sergo: `${f.recall_at_10}, ${f.mrr}`,
+      baseline: `${l.recall_at_10}, ${l.mrr}`,
+      ratio: l.mrr ? round(f.mrr! / l.mrr) : null,
+      budget: "reported",
+      pass: null,
+    });
+  }
+  const speed = result.speed as Record<string, Record<string, number>>;
+  rows.push({
+    figure: `semantic search p99 at ${
+      (speed.pages as unknown as number).toLocaleString("en")
+    } pages (query vector included) ÷ plain bm25 OR`,
+    sergo: `p50 ${speed.fused_ms!.p50} ms, p99 ${speed.fused_ms!.p99} ms (lexical alone p99 ${
+      speed.lexical_ms!.p99
+    } ms)`,
+    baseline: `p50 ${speed.plain_ms!.p50} ms, p99 ${speed.plain_ms!.p99} ms`,
+    ratio: speed.fused_vs_plain_p99 as unknown as number,
+    budget: "reported",
+    pass: null,
+  });
+  const cost = result.cost as Record<string, number>;
+  rows.push({
+    figure:
+      "semantic cost: embedding per 1,000 pages; model memory; disk per 100k pages (events + projection)",
+    sergo: `${(cost.embed_ms_per_1000_pages! / 1000).toFixed(1)} s; ${cost.model_rss_mb} MB; ${
+      ((cost.event_bytes_per_100k_pages! + cost.projection_bytes_per_100k_pages!) / 1e6).toFixed(0)
+    } MB`,
+    baseline: "",
+    ratio: null,
+    budget: "reported",
+    pass: null,
+  });
+  return rows;
+}
+
+if (import.meta.main) {
+  const result = await benchSemantic({ quick: Deno.args.includes("--quick") });
+  console.log(JSON.stringify({ ...result, rows: undefined }, null, 2));
+}

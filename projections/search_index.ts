@@ -12,8 +12,9 @@
  * uploaded document), `search_passages` (the passages with their original text,
  * page, section and mark), `search_fts` (contentless FTS5 over the folded text,
  * with a `scope` column of folder/document tokens, weight 0), and
- * `search_vocab` (the index's terms with document and occurrence counts, for
- * the digest).
+ * `search_vocab` (the index's terms with document and occurrence counts) and
+ * `search_fts_sizes` (each passage's token count per column in the index),
+ * both for the digest.
  *
  * Events: a new `DocumentProcessed` replaces the document's passages;
  * `ProcessingFailed` removes them (the document is `not_indexed` then);
@@ -101,6 +102,9 @@ CREATE VIRTUAL TABLE IF NOT EXISTS search_fts USING fts5 (
   tokenize = "porter unicode61 remove_diacritics 2 categories 'L* N* Co M*'"
 );
 CREATE VIRTUAL TABLE IF NOT EXISTS search_vocab USING fts5vocab (search_fts, 'row');
+-- For the digest: each passage's token count per column as the full-text index holds it (without FTS5's
+-- own bookkeeping, which depends on the order rows were written in).
+CREATE VIEW IF NOT EXISTS search_fts_sizes AS SELECT id, sz FROM search_fts_docsize;
 `;
 
 interface DocumentRow {
@@ -135,7 +139,7 @@ const HANDLES = [
 export const searchIndexProjection: Projection = {
   name: "search_index",
   handles: HANDLES,
-  tables: ["search_documents", "search_passages", "search_vocab"],
+  tables: ["search_documents", "search_passages", "search_vocab", "search_fts_sizes"],
   init(db: DatabaseSync): void {
     db.exec(SCHEMA);
   },

@@ -26,6 +26,7 @@ const RENDER_POOL = "test/render/render_pool_test.ts";
 const RENDER_PNG = "test/render/render_png_test.ts";
 const SETTINGS = "test/e2e/settings_test.ts";
 const CLI = "test/e2e/cli_commands_test.ts";
+const REPLAY = "test/projections/replay_search_test.ts";
 
 export const MUTATIONS: Mutation[] = [
   // The six bugs issue 20 found that no test caught.
@@ -406,5 +407,14 @@ export const MUTATIONS: Mutation[] = [
     from: "if (entries.size >= MAX_ZIP_ENTRIES) {",
     to: "if (false) {",
     tests: ["test/processing/hostile_test.ts", "test/processing/pptx_extract_test.ts"],
+  },
+
+  // replay
+  {
+    name: "replay digest: the full-text index left out",
+    file: "projections/search_index.ts",
+    from: '"search_vocab", "search_fts_sizes"]',
+    to: "]",
+    tests: [REPLAY],
   },
 ];

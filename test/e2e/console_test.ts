@@ -316,10 +316,10 @@ Deno.test({
             claude,
             `claude mcp add --transport http energy-outlooks ${url}/mcp \\\n  --header "Authorization: Bearer ${keyValue}"`,
           );
+          // Cursor's mcpServers: url and headers (test/console/snippets_test.ts checks every app's snippet).
           assert.deepEqual(JSON.parse((await panel.locator('[data-slot="json"]').textContent())!), {
             mcpServers: {
               "energy-outlooks": {
-                type: "http",
                 url: `${url}/mcp`,
                 headers: { Authorization: `Bearer ${keyValue}` },
               },

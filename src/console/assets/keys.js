@@ -7,17 +7,32 @@
   const Sergo = globalThis.Sergo;
   const panel = document.getElementById("secret");
 
-  /** The Claude Code command and the mcpServers JSON for a key, as the reference lays them out. */
-  function snippets(name, publicUrl, value) {
-    const url = `${publicUrl}/mcp`;
-    const claude =
-      `claude mcp add --transport http ${name} ${url} \\\n  --header "Authorization: Bearer ${value}"`;
-    const json = JSON.stringify(
-      { mcpServers: { [name]: { type: "http", url, headers: { Authorization: `Bearer ${value}` } } } },
-      null,
-      2,
-    );
-    return { claude, json };
+  /** Fills the snippets list: one heading, hint, block and copy button per app (see snippets.js). */
+  function showSnippets(list, name, publicUrl, value) {
+    list.replaceChildren();
+    for (const s of globalThis.SergoSnippets.connectionSnippets(name, publicUrl, value)) {
+      const item = document.createElement("div");
+      item.className = "snippet";
+      item.dataset.snippet = s.id;
+      const title = document.createElement("h4");
+      title.textContent = s.title;
+      const where = document.createElement("p");
+      where.className = "hint";
+      where.textContent = s.where;
+      const row = document.createElement("div");
+      row.className = "copy-row";
+      const pre = document.createElement("pre");
+      pre.dataset.slot = s.id;
+      pre.dataset.language = s.language;
+      pre.textContent = s.text;
+      const button = document.createElement("button");
+      button.type = "button";
+      button.dataset.copy = s.id;
+      button.textContent = `Copy ${s.app}`;
+      row.append(pre, button);
+      item.append(title, where, row);
+      list.append(item);
+    }
   }
 
   function slot(name) {
@@ -28,11 +43,7 @@
   function showSecret({ title, value, name, note }) {
     slot("title").textContent = title;
     slot("value").textContent = value;
-    if (name && slot("claude")) {
-      const s = snippets(name, panel.dataset.publicUrl, value);
-      slot("claude").textContent = s.claude;
-      slot("json").textContent = s.json;
-    }
+    if (name && slot("snippets")) showSnippets(slot("snippets"), name, panel.dataset.publicUrl, value);
     slot("note").textContent = note ?? "";
     slot("note").hidden = !note;
     panel.hidden = false;

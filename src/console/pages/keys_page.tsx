@@ -121,18 +121,11 @@ export function SecretPanel(
       {agent && (
         <div class="snippets">
           <h3>Connect an app</h3>
-          <p>In Claude Code:</p>
-          <div class="copy-row">
-            <pre data-slot="claude"></pre>
-            <button type="button" data-copy="claude">Copy command</button>
-          </div>
-          <p>
-            Apps that read an <code>mcpServers</code> file, such as Claude Desktop or Cursor:
+          <p class="hint">
+            Streamable HTTP at <code>/mcp</code> is preferred; <code>/sse</code>{" "}
+            is for apps that have only the older SSE transport.
           </p>
-          <div class="copy-row">
-            <pre data-slot="json"></pre>
-            <button type="button" data-copy="json">Copy JSON</button>
-          </div>
+          <div data-slot="snippets"></div>
         </div>
       )}
       <p class="copied" role="status" data-slot="copied"></p>
@@ -156,7 +149,7 @@ function CanReadSummary({ canRead }: { canRead: CanReadLabels }): VNode {
 /** The agent keys page: the list and the create form. */
 export function KeysPage(props: KeysPageProps): VNode {
   return (
-    <Layout context={props.context} title="Agent keys" scripts={["keys.js"]}>
+    <Layout context={props.context} title="Agent keys" scripts={["snippets.js", "keys.js"]}>
       <header class="page-head">
         <div>
           <h1>Agent keys</h1>
@@ -236,7 +229,7 @@ const GRACES = [
 export function KeyPage(props: KeyPageProps): VNode {
   const { key } = props.view;
   return (
-    <Layout context={props.context} title={key.name} scripts={["keys.js"]}>
+    <Layout context={props.context} title={key.name} scripts={["snippets.js", "keys.js"]}>
       <p class="crumb">
         <a href="/keys">Agent keys</a>
       </p>

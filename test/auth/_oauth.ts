@@ -32,10 +32,13 @@ export interface OAuthWorld extends AsyncDisposable {
 }
 
 /** Starts `serve` with OAuth on (and loopback client documents allowed unless said otherwise). */
-export async function startOAuthWorld(overrides: Partial<Config> = {}): Promise<OAuthWorld> {
+export async function startOAuthWorld(
+  overrides: Partial<Config> = {},
+  options: { now?: () => Date } = {},
+): Promise<OAuthWorld> {
   const dir = await Deno.makeTempDir({ prefix: "sergo-oauth-" });
   const config = { ...loadConfig(["--data", dir, "--port", "0"]), oauthLoopbackClients: true, ...overrides };
-  const running = await startServer(config, { quiet: true });
+  const running = await startServer(config, { quiet: true, now: options.now });
   const app = running.app;
   const email = "ava@example.com";
   const password = "correct horse battery staple";

@@ -393,3 +393,60 @@ Deno.test("the whole flow with a client metadata document: consent makes a key, 
     }
   });
 });
+
+Deno.test("a token for /sse opens the SSE stream as its key, and revoking the app ends the stream", async () => {
+  await using world = await startOAuthWorld();
+  await using client = appServer((origin) => ({
+    client_id: `${origin}/client.json`,
+    client_name: "Old SSE App",
+    redirect_uris: [`${origin}/callback`],
+  }));
+  const { url } = world;
+  const browser = new Browser(url);
+  await browser.signIn(world.email, world.password);
+  const { verifier, challenge } = pkce();
+  const fields = {
+    client_id: client.metadataUrl,
+    redirect_uri: client.redirectUri,
+    code_challenge: challenge,
+    resource: `${url}/sse`,
+  };
+  const allowed = await browser.post("/oauth/authorize", [
+    ...new URLSearchParams(authorizeQuery(fields).split("?")[1]),
+    ["decision", "allow"],
+    ["key", world.decksKey.keyId],
+  ]);
+  const code = new URL(allowed.headers.get("location")!).searchParams.get("code")!;
+  const tokens = await tokenRequest(url, {
+    grant_type: "authorization_code",
+    code,
+    client_id: client.metadataUrl,
+    redirect_uri: client.redirectUri,
+    code_verifier: verifier,
+    resource: `${url}/sse`,
+  });
+  const token = tokens.body.access_token;
+  assert.equal((await mcpCall(url, token, "tools/list")).status, 401, "an /sse token is not for /mcp");
+  const stream = await fetch(`${url}/sse`, { headers: { authorization: `Bearer ${token}` } });
+  assert.equal(stream.status, 200);
+  const reader = stream.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let text = "";
+  while (!text.includes("\n\n")) text += (await reader.read()).value ?? "";
+  const endpoint = /data: (\S+)/.exec(text)![1]!;
+  const posted = await fetch(`${url}${endpoint}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 5, method: "tools/list" }),
+  });
+  assert.equal(posted.status, 202);
+  await posted.body?.cancel();
+  text = "";
+  while (!text.includes('"id":5')) text += (await reader.read()).value ?? "";
+  const keyPage = await (await browser.fetch(`/keys/${world.decksKey.keyId}`)).text();
+  const grantId = /data-grant="([A-Za-z0-9]+)"/.exec(keyPage)![1]!;
+  await (await browser.post(`/oauth/grants/${grantId}/revoke`, [])).body?.cancel();
+  for (;;) {
+    const { done } = await reader.read();
+    if (done) break;
+  }
+});

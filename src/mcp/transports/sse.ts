@@ -195,7 +195,8 @@ export function createSseTransport(deps: SseDeps): SseTransport {
     if (!session || session.keyId !== auth.key.key_id) {
       return rpcError(404, "No such SSE session: it ended, or was never opened — open /sse again.");
     }
-    const forwarded = new Request(new URL("/mcp", url), {
+    // Same URL: an OAuth token is checked against this endpoint's resource (/sse), not /mcp's.
+    const forwarded = new Request(request.url, {
       method: "POST",
       headers: request.headers,
       body: request.body,

@@ -1,0 +1,318 @@
+/**
+ * The limits of Sergo's OAuth server: what client metadata documents may be
+ * fetched (SSRF), what an authorization request must carry before it goes
+ * back to an app, what registration takes and how often, and how long codes
+ * and tokens work (with a clock the test moves).
+ */
+import assert from "node:assert/strict";
+import {
+  checkMetadataUrl,
+  ClientDirectory,
+  ClientError,
+  isPrivateAddress,
+  redirectAllowed,
+} from "../../src/auth/oauth/clients.ts";
+import { DEFAULT_OAUTH_SETTINGS } from "../../src/auth/oauth/mod.ts";
+import { deleteAgentKey } from "../../src/domain/keys.ts";
+import { openApp } from "../../src/app.ts";
+import { appServer, Browser, pkce, startOAuthWorld } from "./_oauth.ts";
+
+const LOOPBACK = { ...DEFAULT_OAUTH_SETTINGS, loopbackClients: true };
+
+Deno.test("client metadata URLs: https with a path; http only on loopback and only when the setting allows", () => {
+  const refused = (settings: typeof LOOPBACK, url: string, message: RegExp) =>
+    assert.throws(
+      () => checkMetadataUrl(settings, url),
+      (e: Error) => e instanceof ClientError && message.test(e.message),
+    );
+  checkMetadataUrl(DEFAULT_OAUTH_SETTINGS, "https://app.example.com/oauth/client.json");
+  refused(DEFAULT_OAUTH_SETTINGS, "http://app.example.com/client.json", /must be at an https URL/);
+  refused(DEFAULT_OAUTH_SETTINGS, "http://127.0.0.1:9/client.json", /must be at an https URL/);
+  refused(DEFAULT_OAUTH_SETTINGS, "https://localhost/client.json", /points at this machine/);
+  refused(DEFAULT_OAUTH_SETTINGS, "https://app.example.com/", /must have a path/);
+  refused(DEFAULT_OAUTH_SETTINGS, "https://app.example.com/c.json#x", /no credentials or fragment/);
+  refused(DEFAULT_OAUTH_SETTINGS, "https://user:pw@app.example.com/c.json", /no credentials or fragment/);
+  refused(LOOPBACK, "http://app.example.com/client.json", /must be at an https URL/);
+  checkMetadataUrl(LOOPBACK, "http://127.0.0.1:9/client.json");
+});
+
+Deno.test("private, loopback, link-local and mapped addresses are never fetched from", () => {
+  for (
+    const address of [
+      "10.0.0.1",
+      "172.16.5.4",
+      "192.168.1.1",
+      "127.0.0.1",
+      "169.254.169.254",
+      "100.64.0.1",
+      "0.0.0.0",
+      "::1",
+      "fd00::1",
+      "fe80::1",
+      "::ffff:10.0.0.1",
+      "[::1]",
+    ]
+  ) {
+    assert.equal(isPrivateAddress(address), true, address);
+  }
+  for (const address of ["93.184.216.34", "2606:4700::6810:85e5", "8.8.8.8"]) {
+    assert.equal(isPrivateAddress(address), false, address);
+  }
+});
+
+Deno.test("a metadata document at a private address is refused before any request", async () => {
+  const app = await openApp(await Deno.makeTempDir());
+  try {
+    const clients = new ClientDirectory(app.db, DEFAULT_OAUTH_SETTINGS);
+    await assert.rejects(clients.find("https://10.1.2.3/client.json"), /resolves to a private address/);
+    await assert.rejects(clients.find("https://[fd00::1]/client.json"), /resolves to a private address/);
+    await assert.rejects(clients.find("sgc_unknown"), /No app is registered with client id "sgc_unknown"/);
+  } finally {
+    await app.close();
+    await Deno.remove(app.dataDir, { recursive: true });
+  }
+});
+
+Deno.test("metadata documents: no redirects, at most 64 KB, their own client_id, public clients only, 5 s", async () => {
+  const app = await openApp(await Deno.makeTempDir());
+  let document: (origin: string) => unknown = (origin) => ({
+    client_id: `${origin}/client.json`,
+    client_name: "Fine",
+    redirect_uris: [`${origin}/callback`],
+  });
+  await using server = appServer((origin) => document(origin));
+  const hang = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const held: Deno.Conn[] = [];
+  const accepting = (async () => {
+    for await (const conn of hang) held.push(conn);
+  })();
+  try {
+    const clients = () => new ClientDirectory(app.db, LOOPBACK);
+    const fine = await clients().find(server.metadataUrl);
+    assert.equal(fine.client_name, "Fine");
+    assert.equal(fine.metadata_url, server.metadataUrl);
+    await assert.rejects(clients().find(`${server.origin}/moved.json`), /redirects are not followed/);
+    await assert.rejects(clients().find(`${server.origin}/huge.json`), /larger than 64 KB/);
+    document = () => ({ client_id: "https://elsewhere.example.com/c.json", redirect_uris: ["https://x/cb"] });
+    await assert.rejects(clients().find(server.metadataUrl), /names another client_id/);
+    document = (origin) => ({
+      client_id: `${origin}/client.json`,
+      redirect_uris: [`${origin}/cb`],
+      token_endpoint_auth_method: "client_secret_basic",
+    });
+    await assert.rejects(clients().find(server.metadataUrl), /public clients only/);
+    const started = performance.now();
+    const port = (hang.addr as Deno.NetAddr).port;
+    await assert.rejects(clients().find(`http://127.0.0.1:${port}/client.json`), /no answer within 5 s/);
+    assert.ok(performance.now() - started < 8000);
+  } finally {
+    hang.close();
+    for (const conn of held) conn.close();
+    await accepting.catch(() => {});
+    await app.close();
+    await Deno.remove(app.dataDir, { recursive: true });
+  }
+});
+
+Deno.test("loopback redirect URIs may change their port (RFC 8252); others must match exactly", () => {
+  const client = {
+    client_id: "x",
+    client_name: "x",
+    metadata_url: null,
+    redirect_uris: ["http://127.0.0.1:3000/callback", "https://app.example.com/cb"],
+  };
+  assert.equal(redirectAllowed(client, "http://127.0.0.1:49152/callback"), true);
+  assert.equal(redirectAllowed(client, "http://127.0.0.1:49152/other"), false);
+  assert.equal(redirectAllowed(client, "https://app.example.com/cb"), true);
+  assert.equal(redirectAllowed(client, "https://app.example.com:8443/cb"), false);
+  assert.equal(redirectAllowed(client, "https://evil.example.com/cb"), false);
+});
+
+Deno.test("registration: public clients with safe redirect URIs, at most 20 an hour from one address", async () => {
+  await using world = await startOAuthWorld();
+  const register = (body: unknown) =>
+    fetch(`${world.url}/oauth/register`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+  const refused = async (body: unknown, error: string, message: RegExp) => {
+    const response = await register(body);
+    assert.equal(response.status, 400);
+    const answer = await response.json();
+    assert.equal(answer.error, error);
+    assert.match(answer.error_description, message);
+  };
+  await refused({ redirect_uris: ["javascript:alert(1)"] }, "invalid_redirect_uri", /javascript: scheme/);
+  await refused(
+    { redirect_uris: ["http://app.example.com/cb"] },
+    "invalid_redirect_uri",
+    /http on a public host/,
+  );
+  await refused({ redirect_uris: [] }, "invalid_redirect_uri", /1 to 10 URLs/);
+  await refused(
+    { redirect_uris: ["https://app.example.com/cb"], token_endpoint_auth_method: "client_secret_basic" },
+    "invalid_client_metadata",
+    /public clients only/,
+  );
+  const ok = await register({
+    client_name: "Cursor",
+    redirect_uris: ["cursor://anysphere.cursor-mcp/oauth/callback"],
+  });
+  assert.equal(ok.status, 201);
+  const client = await ok.json();
+  assert.match(client.client_id, /^sgc_[A-Za-z0-9]{24}$/);
+  assert.equal(client.token_endpoint_auth_method, "none");
+  // 4 refused + 1 registered so far: the limit counts attempts.
+  for (let i = 0; i < 15; i++) {
+    const more = await register({ redirect_uris: ["https://app.example.com/cb"] });
+    assert.equal(more.status, 201);
+    await more.body?.cancel();
+  }
+  const over = await register({ redirect_uris: ["https://app.example.com/cb"] });
+  assert.equal(over.status, 429);
+  assert.match((await over.json()).error_description, /at most 20 an hour from one address/);
+  const registered = world.running.app.store.readFrom(0, 100_000).filter((e) =>
+    e.type === "OAuthClientRegistered"
+  );
+  assert.equal(registered.length, 16);
+});
+
+Deno.test("authorization requests: a bad client or redirect URI gets a page, anything else goes back as an error", async () => {
+  await using world = await startOAuthWorld();
+  await using client = appServer((origin) => ({
+    client_id: `${origin}/client.json`,
+    client_name: "Checker",
+    redirect_uris: [`${origin}/callback`],
+  }));
+  const browser = new Browser(world.url);
+  await browser.signIn(world.email, world.password);
+  const { challenge } = pkce();
+  const ask = (fields: Record<string, string>) =>
+    browser.fetch(`/oauth/authorize?${new URLSearchParams(fields)}`);
+  const base = {
+    response_type: "code",
+    client_id: client.metadataUrl,
+    redirect_uri: client.redirectUri,
+    code_challenge: challenge,
+    code_challenge_method: "S256",
+    state: "s",
+  };
+  const page = await ask({ ...base, redirect_uri: "https://evil.example.com/cb" });
+  assert.equal(page.status, 400);
+  assert.match(
+    await page.text(),
+    /is not one of Checker&#39;s redirect URIs|is not one of Checker's redirect URIs/,
+  );
+  const unknown = await ask({ ...base, client_id: "sgc_nobody" });
+  assert.equal(unknown.status, 400);
+  assert.match(await unknown.text(), /No app is registered/);
+  for (
+    const [change, error] of [
+      [{ code_challenge_method: "plain" }, "invalid_request"],
+      [{ code_challenge: "short" }, "invalid_request"],
+      [{ response_type: "token" }, "unsupported_response_type"],
+      [{ resource: "https://other.example.com/mcp" }, "invalid_target"],
+    ] as const
+  ) {
+    const response = await ask({ ...base, ...change });
+    assert.equal(response.status, 303);
+    const back = new URL(response.headers.get("location")!);
+    assert.equal(back.origin + back.pathname, client.redirectUri);
+    assert.equal(back.searchParams.get("error"), error);
+    assert.equal(back.searchParams.get("state"), "s");
+    assert.equal(back.searchParams.get("iss"), world.url);
+  }
+  const denied = await browser.post("/oauth/authorize", [...Object.entries(base), ["decision", "deny"]]);
+  assert.equal(new URL(denied.headers.get("location")!).searchParams.get("error"), "access_denied");
+  const forged = await browser.fetch("/oauth/authorize", {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams([...Object.entries(base), ["decision", "allow"], [
+      "key",
+      world.decksKey.keyId,
+    ]]),
+  });
+  assert.equal(forged.status, 400, "without the CSRF token nothing is granted");
+  await forged.body?.cancel();
+  assert.equal(
+    world.running.app.store.readFrom(0, 100_000).filter((e) => e.type === "OAuthGranted").length,
+    0,
+  );
+});
+
+Deno.test("codes work for a minute, access tokens for an hour; deleting the key stops its tokens at once", async () => {
+  let now = Date.parse("2026-12-01T09:00:00Z");
+  await using world = await startOAuthWorld({}, { now: () => new Date(now) });
+  await using client = appServer((origin) => ({
+    client_id: `${origin}/client.json`,
+    client_name: "Clock",
+    redirect_uris: [`${origin}/callback`],
+  }));
+  const browser = new Browser(world.url);
+  await browser.signIn(world.email, world.password);
+  const grant = async () => {
+    const { verifier, challenge } = pkce();
+    const response = await browser.post("/oauth/authorize", [
+      ["response_type", "code"],
+      ["client_id", client.metadataUrl],
+      ["redirect_uri", client.redirectUri],
+      ["code_challenge", challenge],
+      ["code_challenge_method", "S256"],
+      ["decision", "allow"],
+      ["key", world.decksKey.keyId],
+    ]);
+    return { code: new URL(response.headers.get("location")!).searchParams.get("code")!, verifier };
+  };
+  const exchange = async (code: string, verifier: string) =>
+    await (await fetch(`${world.url}/oauth/token`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({
+        grant_type: "authorization_code",
+        code,
+        code_verifier: verifier,
+        client_id: client.metadataUrl,
+        redirect_uri: client.redirectUri,
+      }),
+    })).json();
+  const list = async (token: string) => {
+    const response = await fetch(`${world.url}/mcp`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+    });
+    await response.body?.cancel();
+    return { status: response.status, challenge: response.headers.get("www-authenticate") };
+  };
+
+  const late = await grant();
+  now += 61_000;
+  const expiredCode = await exchange(late.code, late.verifier);
+  assert.equal(expiredCode.error, "invalid_grant");
+  assert.match(expiredCode.error_description, /expired/);
+
+  const fresh = await grant();
+  const tokens = await exchange(fresh.code, fresh.verifier);
+  assert.equal(tokens.expires_in, 3600);
+  assert.equal((await list(tokens.access_token)).status, 200);
+  now += 3601_000;
+  const expired = await list(tokens.access_token);
+  assert.equal(expired.status, 401);
+  assert.match(expired.challenge!, /error="invalid_token", resource_metadata="[^"]+\/mcp"/);
+  const refreshed = await (await fetch(`${world.url}/oauth/token`, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({
+      grant_type: "refresh_token",
+      refresh_token: tokens.refresh_token,
+      client_id: client.metadataUrl,
+    }),
+  })).json();
+  assert.equal((await list(refreshed.access_token)).status, 200);
+
+  await deleteAgentKey(world.running.app, { personId: world.personId, keyId: world.decksKey.keyId }, "cli");
+  const gone = await list(refreshed.access_token);
+  assert.equal(gone.status, 401);
+  assert.match(gone.challenge!, /resource_metadata=/);
+});

@@ -13,6 +13,7 @@ import { projectionDigest } from "../../projections/digest.ts";
 import { listAgentKeys, oldValues } from "../../projections/key_scopes.ts";
 import { ALL_PROJECTIONS } from "../../projections/all.ts";
 import { removeDatabase, replayInto } from "../../projections/replay.ts";
+import { lockForReplay } from "./data_lock.ts";
 import { openSqliteStore } from "../../events/sqlite_store.ts";
 import { dataPaths, openApp, type SergoApp } from "../app.ts";
 import { ConfigError, loadConfig } from "../config.ts";
@@ -95,6 +96,7 @@ const core: Record<string, Command> = {
       await Deno.stat(paths.events).catch(() => {
         throw new UsageError(`No event log at "${paths.events}"`);
       });
+      using _lock = lockForReplay(context.dataDir);
       const store = openSqliteStore(paths.events);
       const started = performance.now();
       try {

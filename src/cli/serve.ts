@@ -20,6 +20,7 @@ import { createServices, type Services } from "../services.ts";
 import { createConsole } from "../console/mod.ts";
 import { ensureSigningKey } from "../audit/signing_key.ts";
 import { progress, progressDone } from "./commands.ts";
+import { lockForServe } from "./data_lock.ts";
 import type { EventType } from "../../events/types.ts";
 
 /**
@@ -67,6 +68,20 @@ export async function startServer(
   options: { now?: () => Date; quiet?: boolean } = {},
 ): Promise<RunningServer> {
   const started = performance.now();
+  const lock = lockForServe(config.dataDir);
+  try {
+    return await startLocked(config, { ...options, started, lock });
+  } catch (error) {
+    lock.close();
+    throw error;
+  }
+}
+
+async function startLocked(
+  config: Config,
+  options: { now?: () => Date; quiet?: boolean; started: number; lock: Deno.FsFile },
+): Promise<RunningServer> {
+  const { started, lock } = options;
   const app = await openApp(config.dataDir, {
     now: options.now,
     writer: "thread",
@@ -169,6 +184,7 @@ export async function startServer(
       await services.close();
       await pool.close();
       await app.close();
+      lock.close();
     })();
   return { app, services, embeddings, url, stop, finished: server.finished };
 }

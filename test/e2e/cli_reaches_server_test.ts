@@ -97,7 +97,10 @@ Deno.test("a key made, renamed, rolled and deleted by the CLI reaches a running 
       JSON.parse(line).action ?? JSON.parse(line).audit?.action
     );
     assert.ok(JSON.stringify(actions).includes("key rolled"), JSON.stringify(actions));
-    const verified = await runCli(["audit", "verify", out, ...d]);
+    const publicKey = await runCli(["audit", "public-key", ...d]);
+    const keyFile = `${dir.path}/install.pem`;
+    await Deno.writeTextFile(keyFile, publicKey.stdout);
+    const verified = await runCli(["audit", "verify", out, "--public-key", keyFile, ...d]);
     assert.equal(verified.code, 0, verified.stdout + verified.stderr);
     assert.match(verified.stdout, /^Intact: /);
   } finally {

@@ -136,9 +136,9 @@ export async function convertToPdf(
       child = new Deno.Command("prlimit", { args, stdin: "null", stdout: "piped", stderr: "piped", cwd: dir })
         .spawn();
     } catch (error) {
-      throw error instanceof Deno.errors.NotFound
-        ? new PdfCopyError(NO_PRLIMIT)
-        : spawnError(error, "prlimit");
+      if (!(error instanceof Deno.errors.NotFound)) throw spawnError(error, "prlimit");
+      // Say what is missing: LibreOffice itself, or only the program that limits it.
+      throw new PdfCopyError(onPath("soffice") === false ? NOT_INSTALLED : NO_PRLIMIT);
     }
     let timedOut = false;
     let killTimer: ReturnType<typeof setTimeout> | undefined;
@@ -192,6 +192,22 @@ export async function convertToPdf(
   } finally {
     await Deno.remove(dir, { recursive: true }).catch(() => {});
     release();
+  }
+}
+
+/** Whether a program is on PATH; undefined when PATH cannot be read. */
+function onPath(program: string): boolean | undefined {
+  try {
+    const path = Deno.env.get("PATH") ?? "";
+    return path.split(":").some((dir) => {
+      try {
+        return dir !== "" && Deno.statSync(join(dir, program)).isFile;
+      } catch {
+        return false;
+      }
+    });
+  } catch {
+    return undefined;
   }
 }
 

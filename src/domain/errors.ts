@@ -12,6 +12,8 @@ export const ERROR_STATUS = {
   conflict: 409,
   too_large: 413,
   unsupported: 415,
+  /** A request body that did not arrive in time. */
+  timeout: 408,
 } as const;
 
 /** A domain error code. */

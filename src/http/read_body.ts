@@ -1,28 +1,63 @@
 /**
- * Reads a request body with a size limit, stopping as soon as it is passed.
+ * Reads a request body with a size limit, stopping as soon as it is passed,
+ * and a time limit, so a client that trickles its body (or stops sending it)
+ * is answered 408 and holds nothing: the body's stream is cancelled.
  *
  * @module
  */
+import { DomainError } from "../domain/errors.ts";
+
+/** How long a JSON body (MCP, API) may take to arrive in full. */
+export const BODY_TIMEOUT_MS = 30_000;
+
+/** The longest an upload's body may pause between two chunks. */
+export const UPLOAD_IDLE_MS = 30_000;
+
+/** The error of a body that did not arrive in time; `408 Request Timeout`. */
+export function slowBody(ms: number, what: "arrive in full" | "send anything for"): DomainError {
+  const seconds = ms < 1000 ? `${ms} ms` : `${Math.round(ms / 1000)} s`;
+  return new DomainError(
+    "timeout",
+    what === "arrive in full"
+      ? `The request body did not arrive within ${seconds}: send it in one go`
+      : `The upload stopped: nothing arrived for ${seconds}`,
+  );
+}
 
 /**
  * The body as text, or null once it passes `limit` bytes (the rest is not
- * read). The `Content-Length` header is read once: header look-ups are calls
- * into the runtime, and this runs on every request.
+ * read); throws a 408 {@linkcode DomainError} when it has not all arrived
+ * within `timeoutMs`. The `Content-Length` header is read once: header
+ * look-ups are calls into the runtime, and this runs on every request.
  */
-export async function readBodyText(request: Request, limit: number): Promise<string | null> {
+export async function readBodyText(
+  request: Request,
+  limit: number,
+  timeoutMs: number = BODY_TIMEOUT_MS,
+): Promise<string | null> {
   const length = request.headers.get("content-length");
-  if (length !== null && /^\d+$/.test(length)) {
-    // A declared length: the runtime reads exactly that much, in one go.
-    return Number(length) > limit ? null : await request.text();
-  }
+  if (length !== null && /^\d+$/.test(length) && Number(length) > limit) return null;
   if (!request.body) return "";
+  const reader = request.body.getReader();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<"late">((resolve) => timer = setTimeout(resolve, timeoutMs, "late"));
   const chunks: Uint8Array[] = [];
   let size = 0;
-  for await (const chunk of request.body) {
-    size += chunk.byteLength;
-    if (size > limit) return null;
-    chunks.push(chunk);
+  try {
+    for (;;) {
+      const next = await Promise.race([reader.read(), late]);
+      if (next === "late") throw slowBody(timeoutMs, "arrive in full");
+      if (next.done) break;
+      size += next.value.byteLength;
+      if (size > limit) return null;
+      chunks.push(next.value);
+    }
+  } finally {
+    clearTimeout(timer);
+    // Stops a body that is still arriving (too large, or too slow); a no-op once it has all arrived.
+    reader.cancel().catch(() => {});
   }
+  if (chunks.length === 1) return new TextDecoder().decode(chunks[0]);
   const bytes = new Uint8Array(size);
   let offset = 0;
   for (const chunk of chunks) {
@@ -30,4 +65,29 @@ export async function readBodyText(request: Request, limit: number): Promise<str
     offset += chunk.byteLength;
   }
   return new TextDecoder().decode(bytes);
+}
+
+/**
+ * The chunks of an upload's body as they arrive; throws a 408
+ * {@linkcode DomainError} when none arrives for `idleMs`, and cancels the
+ * body when the reader stops early (a file too large, a refused upload).
+ */
+export async function* arriving(
+  body: ReadableStream<Uint8Array>,
+  idleMs: number = UPLOAD_IDLE_MS,
+): AsyncGenerator<Uint8Array> {
+  const reader = body.getReader();
+  try {
+    for (;;) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const late = new Promise<"late">((resolve) => timer = setTimeout(resolve, idleMs, "late"));
+      const next = await Promise.race([reader.read(), late]);
+      clearTimeout(timer);
+      if (next === "late") throw slowBody(idleMs, "send anything for");
+      if (next.done) return;
+      yield next.value;
+    }
+  } finally {
+    reader.cancel().catch(() => {});
+  }
 }

@@ -8,6 +8,7 @@ import { Buffer } from "node:buffer";
 import Busboy from "busboy";
 import type { BlobStore } from "../blob_store.ts";
 import { DomainError } from "../domain/errors.ts";
+import { arriving, UPLOAD_IDLE_MS } from "./read_body.ts";
 
 /** Most files in one multipart upload. */
 export const MAX_FILES_PER_UPLOAD = 100;
@@ -72,6 +73,7 @@ export async function streamUploads(
   url: URL,
   blobs: BlobStore,
   maxBytes: number,
+  idleMs: number = UPLOAD_IDLE_MS,
 ): Promise<Uploads> {
   const type = request.headers.get("content-type") ?? "";
   const length = Number(request.headers.get("content-length") ?? "0");
@@ -84,7 +86,7 @@ export async function streamUploads(
         'A multipart upload needs a boundary in its Content-Type header, as in "multipart/form-data; boundary=…"',
       );
     }
-    return await streamMultipart(request, blobs, maxBytes);
+    return await streamMultipart(request, blobs, maxBytes, idleMs);
   }
   const name = url.searchParams.get("name");
   if (!name) {
@@ -100,7 +102,7 @@ export async function streamUploads(
   try {
     using file = await Deno.open(tempPath, { write: true, create: true, truncate: true });
     const writer = file.writable.getWriter();
-    for await (const chunk of request.body) {
+    for await (const chunk of arriving(request.body, idleMs)) {
       size += chunk.byteLength;
       if (size > maxBytes) throw tooLarge(maxBytes);
       await writer.write(chunk);
@@ -117,10 +119,17 @@ export async function streamUploads(
   return { fields, files: [{ name, tempPath, size }] };
 }
 
-async function streamMultipart(request: Request, blobs: BlobStore, maxBytes: number): Promise<Uploads> {
+async function streamMultipart(
+  request: Request,
+  blobs: BlobStore,
+  maxBytes: number,
+  idleMs: number,
+): Promise<Uploads> {
   const fields: Record<string, string> = {};
   const files: UploadedFile[] = [];
   const writes: Promise<void>[] = [];
+  /** The files' streams, destroyed when the body fails, so their writes end rather than wait for it. */
+  const streams: Array<NodeJS.ReadableStream & { destroy?(error?: Error): void }> = [];
   let failure: Error | null = null;
   let busboy: ReturnType<typeof Busboy>;
   try {
@@ -146,6 +155,7 @@ async function streamMultipart(request: Request, blobs: BlobStore, maxBytes: num
         info: { filename: string },
       ) => {
         const name = info.filename ?? "";
+        streams.push(stream);
         writes.push((async () => {
           const tempPath = await blobs.tempPath();
           const entry: UploadedFile = { name, tempPath, size: 0 };
@@ -170,13 +180,14 @@ async function streamMultipart(request: Request, blobs: BlobStore, maxBytes: num
     busboy.on("close", () => resolve());
   });
   try {
-    for await (const chunk of request.body!) {
+    for await (const chunk of arriving(request.body!, idleMs)) {
       if (!busboy.write(Buffer.from(chunk))) await new Promise((resolve) => busboy.once("drain", resolve));
     }
     busboy.end();
     await done;
     await Promise.all(writes);
   } catch (error) {
+    for (const stream of streams) stream.destroy?.(error instanceof Error ? error : new Error(String(error)));
     await Promise.allSettled(writes);
     for (const file of files) await Deno.remove(file.tempPath).catch(() => {});
     if (error instanceof DomainError) throw error;

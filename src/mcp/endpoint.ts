@@ -40,6 +40,7 @@ import { type McpSettings, mcpSettings } from "./settings.ts";
 import type { PageViewer } from "./tools/tool.ts";
 import type { SemanticSearch } from "../search/semantic.ts";
 import { readBodyText } from "../http/read_body.ts";
+import { DomainError } from "../domain/errors.ts";
 import { nestsDeeperThan } from "../../events/json_depth.ts";
 import { MAX_MESSAGE_DEPTH } from "./limits.ts";
 
@@ -182,7 +183,13 @@ export function createMcpEndpoint(deps: McpDeps): (request: Request) => Promise<
         { "retry-after": String(rate.retryAfterSeconds) },
       );
     }
-    const raw = await readBodyText(request, settings.maxBodyBytes);
+    let raw: string | null;
+    try {
+      raw = await readBodyText(request, settings.maxBodyBytes, settings.bodyTimeoutMs);
+    } catch (error) {
+      if (!(error instanceof DomainError && error.code === "timeout")) throw error;
+      return rpcError(408, -32000, `${error.message}.`, { connection: "close" });
+    }
     if (raw === null) {
       return rpcError(
         413,

@@ -25,6 +25,8 @@ export interface McpSettings {
   maxBatch: number;
   /** How long a request handed to the SDK may wait for its answer, in ms, before it is answered with an error. */
   answerTimeoutMs: number;
+  /** How long a request body may take to arrive in full, in ms, before it is answered 408. */
+  bodyTimeoutMs: number;
 }
 
 /** The defaults: no origins, 50 calls/s with bursts of 200, search depth 50. */
@@ -38,6 +40,7 @@ export const DEFAULT_MCP_SETTINGS: McpSettings = {
   maxBodyBytes: 1_000_000,
   maxBatch: 50,
   answerTimeoutMs: 60_000,
+  bodyTimeoutMs: 30_000,
 };
 
 /** The settings with defaults filled in. */

@@ -47,12 +47,15 @@ export class PdfCopyWorker {
       const doc = this.#next();
       if (!doc) return;
       this.#lastTurn.set(doc.person_id, ++this.#turns);
-      const job = this.#copy(doc).catch((error) =>
-        console.error(`PDF copy of ${doc.document_id} failed:`, error)
-      )
+      let recorded = true;
+      const job = this.#copy(doc).catch((error) => {
+        recorded = false;
+        console.error(`PDF copy of ${doc.document_id} failed:`, error);
+      })
         .finally(() => {
           this.#inFlight.delete(doc.document_id);
-          this.kick();
+          // A copy whose outcome could not be recorded waits for the next kick, not a tight loop.
+          if (recorded) this.kick();
         });
       this.#inFlight.set(doc.document_id, { personId: doc.person_id, job });
     }

@@ -173,7 +173,7 @@ Deno.test("the whole flow with a client metadata document: consent makes a key, 
       ["key", "new"],
       ["new_name", "research-desk"],
       ["new_description", "Papers for the research desk."],
-      ["new_folders", world.folders.papers],
+      ["folders", world.folders.papers],
     ]);
     assert.equal(response.status, 303);
     const back = new URL(response.headers.get("location")!);

@@ -70,7 +70,9 @@ async function consent(
   } else {
     await page.check("#consent-new-key");
     await page.fill('input[name="new_name"]', choice.newKey);
-    await page.locator("label.choice", { hasText: choice.folderLabel }).locator('input[type="checkbox"]')
+    await page.locator("fieldset.tree label", { hasText: choice.folderLabel }).locator(
+      'input[name="folders"]',
+    )
       .check();
   }
   await Promise.all([page.waitForURL((url) => url.pathname === "/callback"), page.click("#consent-allow")]);
@@ -269,7 +271,7 @@ Deno.test({
       assert.match(String(provider.client?.client_id), /^sgc_/);
       const shown = await consent(browser.page, provider.authorizations[0]!.href, world, {
         newKey: "ts-app",
-        folderLabel: "Ava Bennett's documents/Papers",
+        folderLabel: "Papers",
       });
       assert.equal(shown.app, "TypeScript SDK test app");
       const back = new URL(browser.page.url());

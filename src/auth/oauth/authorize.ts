@@ -25,7 +25,13 @@ import { newId } from "../../domain/ids.ts";
 import { CSRF_COOKIE, type Services } from "../../services.ts";
 import { CODE_PREFIX, issuerOf, newSecret, type OAuthSettings, RESOURCE_PATHS } from "./_shared.ts";
 import { ClientDirectory, ClientError, type ClientInfo, redirectAllowed } from "./clients.ts";
-import { AuthorizationErrorPage, type AuthorizationFields, ConsentPage } from "./consent.tsx";
+import {
+  AuthorizationErrorPage,
+  type AuthorizationFields,
+  type ConsentDraft,
+  ConsentPage,
+} from "./consent.tsx";
+import { pickableDocuments } from "../../console/page_data.ts";
 
 const MAX_FORM_BYTES = 16 * 1024;
 const CHALLENGE = /^[A-Za-z0-9_-]{43,128}$/;
@@ -167,10 +173,7 @@ export function createAuthorize(
     }
     const person = session.person;
     const db = services.app.db;
-    const page = (
-      error?: string,
-      draft?: { key: string; name: string; description: string; folders: string[] },
-    ) =>
+    const page = (error?: string, draft?: ConsentDraft) =>
       render(
         ConsentPage({
           context,
@@ -178,6 +181,7 @@ export function createAuthorize(
           fields,
           keys: listAgentKeys(db, person.person_id),
           folders: listFolders(db, person.person_id),
+          documents: pickableDocuments(db, person.person_id),
           rootLabel: rootLabel(person.name),
           error,
           draft,
@@ -205,11 +209,12 @@ export function createAuthorize(
     }
     const actor = `person-${person.person_id}`;
     const choice = params.get("key") ?? "";
-    const draft = {
+    const draft: ConsentDraft = {
       key: choice,
       name: params.get("new_name") ?? "",
       description: params.get("new_description") ?? "",
-      folders: params.getAll("new_folders"),
+      folders: params.getAll("folders"),
+      documents: params.getAll("documents"),
     };
     let keyId: string;
     try {
@@ -218,7 +223,7 @@ export function createAuthorize(
           personId: person.person_id,
           name: draft.name.trim(),
           description: draft.description.trim(),
-          canRead: { folders: draft.folders, documents: [] },
+          canRead: { folders: draft.folders, documents: draft.documents },
         }, actor);
         keyId = made.key.key_id;
       } else {

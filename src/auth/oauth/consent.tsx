@@ -9,6 +9,7 @@
 import type { VNode } from "preact";
 import type { Folder } from "../../../projections/catalogue.ts";
 import type { AgentKey } from "../../../projections/key_scopes.ts";
+import { FolderChecks } from "../../console/pages/folder_tree.tsx";
 import { Alert, Layout, type PageContext } from "../../console/pages/layout.tsx";
 import type { ClientInfo } from "./clients.ts";
 
@@ -29,10 +30,21 @@ export interface ConsentPageProps {
   fields: AuthorizationFields;
   keys: readonly AgentKey[];
   folders: readonly Folder[];
+  /** Documents a new key can be given one by one. */
+  documents: ReadonlyArray<{ id: string; name: string; folder_id: string | null }>;
   rootLabel: string;
   error?: string;
   /** What the new-key fields held when the form comes back with an error. */
-  draft?: { key: string; name: string; description: string; folders: string[] };
+  draft?: ConsentDraft;
+}
+
+/** The new-key fields of a consent form. */
+export interface ConsentDraft {
+  key: string;
+  name: string;
+  description: string;
+  folders: string[];
+  documents: string[];
 }
 
 /** The consent page. */
@@ -40,7 +52,6 @@ export function ConsentPage(props: ConsentPageProps): VNode {
   const { context, client, fields, keys, folders, draft } = props;
   const redirectHost = new URL(fields.redirect_uri).host || fields.redirect_uri;
   const chosen = draft?.key ?? (keys[0]?.key_id ?? "new");
-  const roots = folders.filter((f) => f.parent_id === null);
   return (
     <Layout context={context} title={`Allow ${client.client_name}`}>
       <section class="card narrow" id="consent">
@@ -48,17 +59,24 @@ export function ConsentPage(props: ConsentPageProps): VNode {
           Allow <span id="consent-app">{client.client_name}</span> to read your documents?
         </h1>
         <dl class="facts">
-          <dt>App</dt>
-          <dd>{client.client_name}</dd>
-          <dt>Sends you back to</dt>
-          <dd id="consent-redirect-host">{redirectHost}</dd>
-          <dt>Described at</dt>
-          <dd id="consent-metadata-url">
-            {client.metadata_url ??
-              "nowhere: the app registered itself with Sergo, so its name is its own claim"}
-          </dd>
-          <dt>For</dt>
-          <dd>{fields.resource}</dd>
+          <div>
+            <dt>App</dt>
+            <dd>{client.client_name}</dd>
+          </div>
+          <div>
+            <dt>Sends you back to</dt>
+            <dd id="consent-redirect-host">{redirectHost}</dd>
+          </div>
+          <div>
+            <dt>Described at</dt>
+            <dd id="consent-metadata-url">
+              {client.metadata_url ?? "nowhere: the app registered itself, so its name is its own claim"}
+            </dd>
+          </div>
+          <div>
+            <dt>For</dt>
+            <dd>{fields.resource}</dd>
+          </div>
         </dl>
         <p>
           The app will act exactly as the agent key you choose: it reads what the key can read, and every call
@@ -78,13 +96,13 @@ export function ConsentPage(props: ConsentPageProps): VNode {
           <fieldset>
             <legend>Which key's access does the app get?</legend>
             {keys.map((key) => (
-              <label key={key.key_id} class="choice">
+              <label key={key.key_id} class="check choice">
                 <input type="radio" name="key" value={key.key_id} checked={chosen === key.key_id} />
                 <strong>{key.name}</strong>
-                {key.description && <span class="hint">— {key.description}</span>}
+                {key.description && <span class="muted">— {key.description}</span>}
               </label>
             ))}
-            <label class="choice">
+            <label class="check choice">
               <input type="radio" name="key" value="new" id="consent-new-key" checked={chosen === "new"} />
               <strong>A new key</strong>
             </label>
@@ -95,28 +113,23 @@ export function ConsentPage(props: ConsentPageProps): VNode {
                   name="new_name"
                   value={draft?.name ?? ""}
                   maxlength={32}
-                  placeholder="2 to 32 characters: a-z, 0-9 and -, starting with a letter"
+                  aria-describedby="consent-name-rule"
                 />
+                <span class="hint" id="consent-name-rule">
+                  2 to 32 characters: lowercase letters a-z, digits 0-9 and -, starting with a letter
+                </span>
               </label>
               <label>
                 Description
                 <input name="new_description" value={draft?.description ?? ""} maxlength={1000} />
               </label>
-              <fieldset>
-                <legend>Can read</legend>
-                {roots.length === 0 && <p class="hint">You have no folders yet.</p>}
-                {roots.map((folder) => (
-                  <label key={folder.folder_id} class="choice">
-                    <input
-                      type="checkbox"
-                      name="new_folders"
-                      value={folder.folder_id}
-                      checked={draft?.folders.includes(folder.folder_id) ?? false}
-                    />
-                    {`${props.rootLabel}/${folder.path}`}
-                  </label>
-                ))}
-              </fieldset>
+              <FolderChecks
+                folders={folders}
+                documents={props.documents}
+                checkedFolders={draft?.folders ?? []}
+                checkedDocuments={draft?.documents ?? []}
+                rootLabel={props.rootLabel}
+              />
             </div>
           </fieldset>
           <div class="actions">

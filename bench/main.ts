@@ -160,6 +160,8 @@ export const MODULES: readonly BenchModule[] = [
   },
   { name: "replay", file: "./replay.ts", fn: "benchReplay", rows: () => [] },
   { name: "startup", file: "./startup.ts", fn: "benchStartup", rows: () => [] },
+  // Last: ten minutes (one with --quick; SOAK_MINUTES sets it) of mixed and hostile traffic.
+  { name: "soak", file: "./soak.ts", fn: "benchSoak", rows: () => [] },
 ];
 
 /** What `main` was asked. */

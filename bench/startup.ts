@@ -18,11 +18,11 @@ const DATA_ROOT = new URL("./data/", import.meta.url).pathname;
 const PROTOCOL_VERSION = "2025-06-18";
 
 /** The `deno run` flags of a task in deno.json, such as `serve`, and the environment it sets (`NAME=value` words). */
-async function taskFlags(task: string): Promise<string[]> {
+export async function taskFlags(task: string): Promise<string[]> {
   return (await taskWords(task)).filter((word) => word.startsWith("--"));
 }
 
-async function taskEnv(task: string): Promise<Record<string, string>> {
+export async function taskEnv(task: string): Promise<Record<string, string>> {
   const words = await taskWords(task);
   const env: Record<string, string> = {};
   for (const word of words.slice(0, words.indexOf("deno"))) {
@@ -48,7 +48,10 @@ interface Started {
 }
 
 /** Spawns a server, waits for its URL on stdout, then polls `/healthz` until it answers 200. */
-async function startAndWaitHealthy(args: string[], env: Record<string, string> = {}): Promise<Started> {
+export async function startAndWaitHealthy(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<Started> {
   const started = performance.now();
   const child = new Deno.Command(Deno.execPath(), {
     args,
@@ -99,7 +102,7 @@ async function startAndWaitHealthy(args: string[], env: Record<string, string> =
   return { child, url, healthyMs: performance.now() - started, output };
 }
 
-async function stop(child: Deno.ChildProcess): Promise<void> {
+export async function stop(child: Deno.ChildProcess): Promise<void> {
   try {
     child.kill("SIGTERM");
   } catch {
@@ -118,7 +121,7 @@ async function stop(child: Deno.ChildProcess): Promise<void> {
  * Peak and current resident memory of a process, in MB, from /proc (read
  * through `cat`: Deno lets only `--allow-all` read /proc itself).
  */
-async function memoryOf(pid: number): Promise<{ hwm_mb: number; rss_mb: number } | null> {
+export async function memoryOf(pid: number): Promise<{ hwm_mb: number; rss_mb: number } | null> {
   const output = await new Deno.Command("cat", {
     args: [`/proc/${pid}/status`],
     stdout: "piped",

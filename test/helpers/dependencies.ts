@@ -48,6 +48,14 @@ export const DEPENDENCIES = {
     attempts: 3,
     install: "apt-get install libreoffice-impress-nogui libreoffice-writer-nogui",
   },
+  prlimit: {
+    // LibreOffice runs under `prlimit` (its memory and CPU limits), by name.
+    commands: ["prlimit"],
+    versionArgs: ["--version"],
+    timeoutMs: 10_000,
+    attempts: 2,
+    install: "apt-get install util-linux",
+  },
   chromium: {
     commands: ["chromium", "chromium-browser", "google-chrome-stable", "google-chrome"],
     versionArgs: ["--version"],

@@ -4,16 +4,18 @@ import { getDocument } from "../../projections/catalogue.ts";
 import type { SergoApp } from "../../src/app.ts";
 import { recordUpload, requestPdfCopy } from "../../src/domain/documents.ts";
 import { addPerson } from "../../src/domain/people.ts";
-import { converterAvailable, convertToPdf } from "../../src/pdf_copy/libreoffice.ts";
+import { convertToPdf } from "../../src/pdf_copy/libreoffice.ts";
 import { createExtractionPool } from "../../src/processing/worker_pool.ts";
 import { PdfCopyWorker } from "../../src/workers/pdf_copy_worker.ts";
 import { ProcessingWorker } from "../../src/workers/processing_worker.ts";
 import { CORPUS_DIR } from "../helpers/corpus.ts";
+import { needs } from "../helpers/dependencies.ts";
 import { tempApp, tempDir } from "../helpers/temp.ts";
 import { buildBombDocx } from "../helpers/zip_bomb.ts";
 
-const converter = await converterAvailable();
-if (!converter.ok) throw new Error(`The PDF copy limit tests need LibreOffice: ${converter.detail}`);
+// The tests fail, loudly, without either.
+await needs("soffice");
+await needs("prlimit");
 
 const bomb = buildBombDocx(406);
 

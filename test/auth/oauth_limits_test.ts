@@ -13,7 +13,8 @@ import {
   redirectAllowed,
 } from "../../src/auth/oauth/clients.ts";
 import { DEFAULT_OAUTH_SETTINGS } from "../../src/auth/oauth/mod.ts";
-import { deleteAgentKey } from "../../src/domain/keys.ts";
+import { createAgentKey, deleteAgentKey } from "../../src/domain/keys.ts";
+import { addPerson } from "../../src/domain/people.ts";
 import { openApp } from "../../src/app.ts";
 import { appServer, Browser, pkce, startOAuthWorld } from "./_oauth.ts";
 
@@ -315,4 +316,65 @@ Deno.test("codes work for a minute, access tokens for an hour; deleting the key 
   const gone = await list(refreshed.access_token);
   assert.equal(gone.status, 401);
   assert.match(gone.challenge!, /resource_metadata=/);
+});
+
+Deno.test("the consent form gives only the signed-in person's own keys: another's key id looks like a missing one", async () => {
+  await using world = await startOAuthWorld();
+  await using client = appServer((origin) => ({
+    client_id: `${origin}/client.json`,
+    client_name: "Grabby",
+    redirect_uris: [`${origin}/callback`],
+  }));
+  const app = world.running.app;
+  const bob = await addPerson(app, { name: "Bob Stone", email: "bob@example.com" });
+  const bobs = await createAgentKey(app, {
+    personId: bob.person_id,
+    name: "bobs-key",
+    description: "",
+    canRead: { folders: [], documents: [] },
+  }, "cli");
+  const browser = new Browser(world.url);
+  await browser.signIn(world.email, world.password);
+  const page = await (await browser.fetch(`/oauth/authorize?${new URLSearchParams({
+    response_type: "code",
+    client_id: client.metadataUrl,
+    redirect_uri: client.redirectUri,
+    code_challenge: pkce().challenge,
+    code_challenge_method: "S256",
+  })}`)).text();
+  assert.ok(page.includes("decks") && !page.includes("bobs-key"), "only Ava's keys are offered");
+  const response = await browser.post("/oauth/authorize", [
+    ["response_type", "code"],
+    ["client_id", client.metadataUrl],
+    ["redirect_uri", client.redirectUri],
+    ["code_challenge", pkce().challenge],
+    ["code_challenge_method", "S256"],
+    ["decision", "allow"],
+    ["key", bobs.key.key_id],
+  ]);
+  assert.equal(response.status, 400);
+  assert.ok((await response.text()).includes(`No agent key with id &quot;${bobs.key.key_id}&quot;`));
+  assert.equal(app.store.readFrom(0, 100_000).filter((e) => e.type === "OAuthGranted").length, 0);
+  // Nor can Ava revoke Bob's apps: another person's grant is a missing one.
+  await app.append("grant-bobsgrant001", [{
+    type: "OAuthGranted",
+    data: {
+      grant_id: "bobsgrant001",
+      key_id: bobs.key.key_id,
+      person_id: bob.person_id,
+      client_id: client.metadataUrl,
+      client_name: "Grabby",
+      metadata_url: client.metadataUrl,
+      redirect_uri: client.redirectUri,
+      resource: `${world.url}/mcp`,
+      code_hash: "0".repeat(64),
+      code_challenge: pkce().challenge,
+      code_expires_at: new Date(Date.now() + 60_000).toISOString(),
+    },
+    metadata: app.meta(`person-${bob.person_id}`),
+  }]);
+  const revoke = await browser.post("/oauth/grants/bobsgrant001/revoke", []);
+  assert.equal(revoke.status, 404);
+  await revoke.body?.cancel();
+  assert.equal(app.store.readFrom(0, 100_000).filter((e) => e.type === "OAuthGrantRevoked").length, 0);
 });

@@ -19,7 +19,8 @@ import type { EventStore } from "../events/store.ts";
 import type { RecordedEvent } from "../events/types.ts";
 import type { Projection } from "../projections/projection.ts";
 import { passagesOf } from "../projections/_passages.ts";
-import { foldText } from "../projections/_text_folding.ts";
+import { ftsColumns } from "../projections/search_index.ts";
+import { passageScopeTokens } from "../src/search/scope.ts";
 
 interface Folder {
   person_id: string;
@@ -32,6 +33,7 @@ interface Doc {
   person_id: string;
   folder_id: string | null;
   name: string;
+  type: string;
   processed: boolean;
 }
 
@@ -100,11 +102,12 @@ class RawWriter {
       searchDocument:
         "INSERT INTO search_documents (document_id, person_id, folder_id, name, type) VALUES (?, ?, ?, ?, ?)",
       passage:
-        `INSERT INTO search_passages (document_id, person_id, folder_id, page, chunk, section, marked, text, notes)
-          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      fts: "INSERT INTO search_fts (rowid, body, section, notes, scope) VALUES (?, ?, ?, ?, ?)",
+        `INSERT INTO search_passages (document_id, person_id, folder_id, page, chunk, section, marked, text, notes,
+          length) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      fts: "INSERT INTO search_fts (rowid, body, heading, notes, name, scope) VALUES (?, ?, ?, ?, ?, ?)",
       searchProcessed:
-        "UPDATE search_documents SET pages_estimated = ?, image_only_pages = ? WHERE document_id = ?",
+        `UPDATE search_documents SET pages_estimated = ?, image_only_pages = ?, passages = ?, tokens = ?
+          WHERE document_id = ?`,
       entry:
         `INSERT INTO audit_entries (position, hash, time, time_utc, person_id, actor, actor_kind, key_id, key_name,
           masked_key, end_user, action, details, type, stream) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -205,6 +208,7 @@ class RawWriter {
           person_id: d.person_id,
           folder_id: d.folder_id,
           name: d.name,
+          type: d.type,
           processed: false,
         });
         s.document!.run(
@@ -270,8 +274,11 @@ class RawWriter {
           JSON.stringify(imageOnly),
           d.document_id,
         );
-        const tokens = scopeTokens(d.document_id, doc.folder_id, doc.person_id);
+        const tokens = passageScopeTokens(d.document_id, doc.folder_id, doc.person_id);
+        let passageCount = 0;
+        let tokenCount = 0;
         for (const draft of passagesOf(d.pages)) {
+          const columns = ftsColumns(draft, doc);
           const id = s.passage!.run(
             d.document_id,
             doc.person_id,
@@ -282,18 +289,17 @@ class RawWriter {
             draft.marked ? 1 : 0,
             draft.text,
             draft.notes,
+            columns.length,
           ).lastInsertRowid;
-          s.fts!.run(
-            id,
-            foldText(draft.text),
-            draft.section ? foldText(draft.section) : "",
-            draft.notes ? foldText(draft.notes) : "",
-            tokens,
-          );
+          s.fts!.run(id, columns.body, columns.heading, columns.notes, columns.name, tokens);
+          passageCount++;
+          tokenCount += columns.length;
         }
         s.searchProcessed!.run(
           d.pages_estimated ? 1 : 0,
           JSON.stringify(d.pages.filter((page) => page.image_only).map((page) => page.page)),
+          passageCount,
+          tokenCount,
           d.document_id,
         );
         entry(doc.person_id, "document processed", {
@@ -341,19 +347,4 @@ class RawWriter {
     if (name === undefined) throw new Error(`Cannot name actor "${actor}" in the raw baseline`);
     return { label: name, kind: "person" };
   }
-}
-
-/**
- * The search index's scope column of a passage, as `projections/search_index.ts`
- * writes it (a private-use character, a kind digit, three digits per UTF-8
- * byte). If that changes, the digest check reports different rows.
- */
-export function scopeTokens(documentId: string, folderId: string | null, personId: string): string {
-  const tokens = [`\ue0003${digits(documentId)}`];
-  if (folderId !== null) tokens.push(`\ue0002${digits(folderId)}`, `\ue0001${digits(personId)}`);
-  return tokens.join(" ");
-}
-
-function digits(id: string): string {
-  return [...new TextEncoder().encode(id)].map((byte) => String(byte).padStart(3, "0")).join("");
 }

@@ -20,8 +20,9 @@ import type { Projection } from "../projections/projection.ts";
 import { openProjector } from "../projections/projector.ts";
 import { removeDatabase, replayInto } from "../projections/replay.ts";
 import { searchIndexProjection } from "../projections/search_index.ts";
-import { foldText } from "../projections/_text_folding.ts";
-import { openProjectionTables, rawReplay, scopeTokens } from "./_replay_baseline.ts";
+import { ftsColumns } from "../projections/search_index.ts";
+import { passageScopeTokens } from "../src/search/scope.ts";
+import { openProjectionTables, rawReplay } from "./_replay_baseline.ts";
 import { ensureReplayData, processedPositions, type ReplayData } from "./_replay_data.ts";
 import { printRow, ratioRow, round } from "./_table.ts";
 
@@ -174,7 +175,8 @@ function collectRows(replayed: string, data: ReplayData): TableRows[] {
       out.push({ table: name, columns, batches });
     }
     const passages = out.find((rows) => rows.table === "search_passages");
-    if (passages && hasTable(db, "search_fts")) out.push(ftsRows(passages));
+    const documents = out.find((rows) => rows.table === "search_documents");
+    if (passages && documents && hasTable(db, "search_fts")) out.push(ftsRows(passages, documents));
     return out;
   } finally {
     db.close();
@@ -193,7 +195,7 @@ function isShadow(db: DatabaseSync, name: string): boolean {
 }
 
 /** The FTS rows of the search index, written as `projections/search_index.ts` writes them. */
-function ftsRows(passages: TableRows): TableRows {
+function ftsRows(passages: TableRows, documents: TableRows): TableRows {
   const at = (column: string) => passages.columns.indexOf(column);
   const [id, doc, person, folder, section, text, notes] = [
     "passage_id",
@@ -204,23 +206,38 @@ function ftsRows(passages: TableRows): TableRows {
     "text",
     "notes",
   ].map(at) as [number, number, number, number, number, number, number];
+  const [docId, docName, docType] = ["document_id", "name", "type"].map((column) =>
+    documents.columns.indexOf(column)
+  ) as [number, number, number];
+  const named = new Map<string, { name: string; type: string }>();
+  for (const rows of documents.batches.values()) {
+    for (const row of rows) {
+      named.set(row[docId] as string, { name: row[docName] as string, type: row[docType] as string });
+    }
+  }
   const batches = new Map<number, SQLInputValue[][]>();
   for (const [batch, rows] of passages.batches) {
     batches.set(
       batch,
       rows.map((row) => {
-        const tokens = scopeTokens(row[doc] as string, row[folder] as string | null, row[person] as string);
-        return [
-          row[id]!,
-          foldText(row[text] as string),
-          row[section] ? foldText(row[section] as string) : "",
-          row[notes] ? foldText(row[notes] as string) : "",
-          tokens,
-        ];
+        const tokens = passageScopeTokens(
+          row[doc] as string,
+          row[folder] as string | null,
+          row[person] as string,
+        );
+        const columns = ftsColumns(
+          {
+            text: row[text] as string,
+            section: row[section] as string | null,
+            notes: row[notes] as string | null,
+          },
+          named.get(row[doc] as string)!,
+        );
+        return [row[id]!, columns.body, columns.heading, columns.notes, columns.name, tokens];
       }),
     );
   }
-  return { table: "search_fts", columns: ["rowid", "body", "section", "notes", "scope"], batches };
+  return { table: "search_fts", columns: ["rowid", "body", "heading", "notes", "name", "scope"], batches };
 }
 
 /** Inserts the rows into a fresh database, one transaction per batch; returns the ms it took. */

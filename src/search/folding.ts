@@ -58,11 +58,16 @@ const LAM_ALEF = /لا/g;
 /** A hyphen at a line end inside a word: "electri-\ncity". */
 const LINE_END_HYPHEN = /(\p{Ll})-[ \t]*\r?\n[ \t]*(\p{Ll})/gu;
 /** Scripts written without spaces between words. */
-const UNSPACED_RUN =
+export const UNSPACED_RUN =
   /[\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u1100-\u11ff\u3130-\u318f\u0e00-\u0e7f\u{20000}-\u{2fa1f}]+/gu;
 
 /** Folds text for the search index and for queries alike (see the module doc). */
 export function foldText(text: string): string {
+  return foldCharacters(text).replace(UNSPACED_RUN, (run) => ` ${bigrams(run).join(" ")} `);
+}
+
+/** The folding of {@linkcode foldText} without writing unspaced runs as two-character tokens. */
+export function foldCharacters(text: string): string {
   let folded = text.normalize("NFKC").toLowerCase();
   folded = folded.replace(BIDI_CONTROLS, " ").replace(INVISIBLE, "").replace(LINE_END_HYPHEN, "$1$2");
   folded = folded.normalize("NFD").replace(LATIN_MARKS, "").normalize("NFC");
@@ -72,7 +77,7 @@ export function foldText(text: string): string {
     /[\u0660-\u0669\u06f0-\u06f9]/g,
     (digit) => String((digit.charCodeAt(0) & 0xf) % 10),
   );
-  return folded.replace(UNSPACED_RUN, (run) => ` ${bigrams(run).join(" ")} `);
+  return folded;
 }
 
 /** The overlapping two-character tokens of a run of unspaced script. */

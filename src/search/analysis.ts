@@ -1,0 +1,430 @@
+/**
+ * Text analysis for search, the same for indexed text and queries, in the
+ * manner of a Lucene analyzer chain: fold (see `folding.ts`), cut into
+ * tokens, then per script:
+ *
+ * - Latin: stemmed by the Snowball stemmer of the text's language (English,
+ *   French, Spanish, Portuguese, German, Indonesian), told apart by their
+ *   commonest words; English when none stands out. A query word is looked for
+ *   under every one of these stemmers, so a question finds a page in another
+ *   language that shares its word ("transport", "Merbridge").
+ * - Cyrillic: the Russian Snowball stemmer.
+ * - Arabic script: light stemming of prefixes and suffixes (`_arabic_stem.ts`).
+ * - Chinese, Japanese, Korean, Thai: overlapping two-character tokens; a
+ *   Chinese or Japanese query is cut into words by ICU's dictionary segmenter
+ *   (`Intl.Segmenter`), each looked for as its tokens in a row (see
+ *   {@linkcode queryTerms}).
+ * - Numbers written with group separators (1,234,567; 39 921 700; 1.000.000)
+ *   also give their digits joined, so "39921700" finds "39 921 700,00".
+ * - Tokens holding a digit (codes such as IP54, Caa1, 2cdda5c8) are never stemmed.
+ *
+ * Private-use characters never reach a token: the index's scope tokens start with one.
+ *
+ * @module
+ */
+import { stemmer as english } from "@orama/stemmers/english";
+import { stemmer as french } from "@orama/stemmers/french";
+import { stemmer as german } from "@orama/stemmers/german";
+import { stemmer as indonesian } from "@orama/stemmers/indonesian";
+import { stemmer as portuguese } from "@orama/stemmers/portuguese";
+import { stemmer as russian } from "@orama/stemmers/russian";
+import { stemmer as spanish } from "@orama/stemmers/spanish";
+import { arabicLightStem } from "./_arabic_stem.ts";
+import { bigrams, foldCharacters, foldText, isUnspacedToken, UNSPACED_RUN } from "./folding.ts";
+
+/** Which parts of the analysis run (all by default; the search benchmark turns them off one at a time). */
+export interface AnalysisOptions {
+  /** Snowball stemming of Latin and Cyrillic words. */
+  stemming: boolean;
+  /** Light stemming of Arabic and Persian words. */
+  arabicStemming: boolean;
+  /** Chinese and Japanese queries cut into dictionary words (else into two-character tokens). */
+  segmentation: boolean;
+  /** Digits of grouped numbers joined into one token. */
+  numbers: boolean;
+}
+
+/** The analysis the index and the queries use. */
+export const DEFAULT_ANALYSIS: Readonly<AnalysisOptions> = {
+  stemming: true,
+  arabicStemming: true,
+  segmentation: true,
+  numbers: true,
+};
+
+/** The Latin-script languages told apart by {@linkcode latinLanguageOf}. */
+export type LatinLanguage = "en" | "fr" | "es" | "pt" | "de" | "id";
+
+const STEMMERS: Readonly<Record<LatinLanguage, (word: string) => string>> = {
+  en: english,
+  fr: french,
+  es: spanish,
+  pt: portuguese,
+  de: german,
+  id: indonesian,
+};
+const LATIN_LANGUAGES = Object.keys(STEMMERS) as LatinLanguage[];
+
+/** Each language's commonest words (folded), which tell a text's language. */
+const MARKERS: Readonly<Record<LatinLanguage, ReadonlySet<string>>> = Object.fromEntries(
+  Object.entries({
+    en: "the and of to is in that for with are this be on was by as it not or from",
+    fr: "le la les des et est une du dans pour qui sur pas au avec ce sont par il",
+    es: "el los las del y es una por para con se su al como mas pero sus lo",
+    pt: "os do da dos das um uma para com nao em no na ao pelo pela e",
+    de: "der die das und ist nicht ein eine zu mit von den dem sich auf fur im",
+    id: "yang dan di ini itu dengan untuk dari dalam tidak adalah pada ke akan",
+  }).map(([language, words]) => [language, new Set(words.split(" "))]),
+) as unknown as Record<LatinLanguage, ReadonlySet<string>>;
+
+/** At most this many distinct terms of a query are searched. */
+export const MAX_QUERY_TERMS = 32;
+
+/** A word: letters, digits and marks (never a private-use character). */
+const WORD = /[\p{L}\p{N}\p{M}]+/gu;
+/** A grouped number (1,234,567; 39 921 700; 1.000.000; 1'000). */
+const GROUPED_NUMBER = /(?<![\p{N}.,])\p{N}{1,3}(?:[,.'\u00a0\u202f ]\p{N}{3})+(?![\p{N}]|[,.]\p{N}{3})/gu;
+/** Whether a text may hold a grouped number (a quick test before the full one). */
+const GROUP_HINT = /\p{N}[,.'\u00a0\u202f ]\p{N}{3}/u;
+const DIGIT = /\p{N}/u;
+const LATIN = /^[\p{Script=Latin}\p{M}]+$/u;
+const CYRILLIC = /^[\p{Script=Cyrillic}\p{M}]+$/u;
+const ARABIC = /^[\p{Script=Arabic}\p{M}]+$/u;
+const ARABIC_LETTER = /\p{Script=Arabic}/u;
+const KANA = /[\u3040-\u30ff\u31f0-\u31ff]/u;
+const HANGUL_OR_THAI = /[\uac00-\ud7af\u1100-\u11ff\u3130-\u318f\u0e00-\u0e7f]/u;
+/** A character of a script written without spaces (the ranges of `folding.ts`). */
+const UNSPACED = new RegExp(UNSPACED_RUN.source.replace(/\+$/, ""), "u");
+/** Splits a word into runs of unspaced script and the rest (the runs at odd indexes). */
+const UNSPACED_SPLIT = new RegExp(`(${UNSPACED_RUN.source})`, "u");
+
+const segmenters = {
+  zh: new Intl.Segmenter("zh", { granularity: "word" }),
+  ja: new Intl.Segmenter("ja", { granularity: "word" }),
+};
+
+/** Terms already computed, per language and analysis: a document repeats its words. */
+const termCaches = new Map<string, Map<string, string>>();
+const TERM_CACHE_SIZE = 100_000;
+
+function termCache(language: LatinLanguage, options: AnalysisOptions): Map<string, string> {
+  const key = `${language}${+options.stemming}${+options.arabicStemming}`;
+  let cache = termCaches.get(key);
+  if (!cache) termCaches.set(key, cache = new Map());
+  if (cache.size > TERM_CACHE_SIZE) cache.clear();
+  return cache;
+}
+
+function stem(language: LatinLanguage | "ru", word: string): string {
+  return (language === "ru" ? russian : STEMMERS[language])(word);
+}
+
+/**
+ * The language of a Latin-script text: the one whose commonest words it uses
+ * most (at least twice), else English.
+ */
+export function latinLanguageOf(text: string): LatinLanguage {
+  const counts = new Map<LatinLanguage, number>();
+  let seen = 0;
+  for (const match of foldCharacters(text.slice(0, 4000)).matchAll(/\p{L}+/gu)) {
+    if (++seen > 400) break;
+    for (const language of LATIN_LANGUAGES) {
+      if (MARKERS[language].has(match[0])) counts.set(language, (counts.get(language) ?? 0) + 1);
+    }
+  }
+  let best: LatinLanguage = "en";
+  let most = 1;
+  for (const language of LATIN_LANGUAGES) {
+    const count = counts.get(language) ?? 0;
+    if (count > most) {
+      best = language;
+      most = count;
+    }
+  }
+  return best;
+}
+
+/**
+ * Calls `emit` with each surface word of folded text and the term the index
+ * holds for it, in reading order; the joined digits of grouped numbers come last.
+ */
+function eachTerm(
+  folded: string,
+  language: LatinLanguage,
+  options: AnalysisOptions,
+  emit: (word: string, term: string) => void,
+): void {
+  const cache = termCache(language, options);
+  for (const match of folded.matchAll(WORD)) {
+    const word = match[0];
+    if (!UNSPACED.test(word)) {
+      let term = cache.get(word);
+      if (term === undefined) cache.set(word, term = termOf(word, language, options));
+      emit(word, term);
+      continue;
+    }
+    word.split(UNSPACED_SPLIT).forEach((part, index) => {
+      if (part === "") return;
+      if (index % 2 === 0) {
+        emit(part, cache.get(part) ?? termOf(part, language, options));
+        return;
+      }
+      for (const pair of bigrams(part)) emit(pair, pair);
+    });
+  }
+  if (options.numbers && GROUP_HINT.test(folded)) {
+    for (const match of folded.matchAll(GROUPED_NUMBER)) {
+      const joined = match[0].replace(/[^\p{N}]/gu, "");
+      emit(joined, joined);
+    }
+  }
+}
+
+/** The indexed form of one word in a text of `language`. */
+function termOf(word: string, language: LatinLanguage, options: AnalysisOptions): string {
+  if (DIGIT.test(word)) return word;
+  if (options.stemming && LATIN.test(word)) return stem(language, word);
+  if (options.stemming && CYRILLIC.test(word)) return stem("ru", word);
+  if (options.arabicStemming && ARABIC.test(word)) return arabicLightStem(word);
+  return word;
+}
+
+/** The terms of a text in reading order, as the index holds them. */
+export function analyze(
+  text: string,
+  options: AnalysisOptions = DEFAULT_ANALYSIS,
+  language: LatinLanguage = latinLanguageOf(text),
+): string[] {
+  const out: string[] = [];
+  eachTerm(foldCharacters(text), language, options, (_word, term) => out.push(term));
+  return out;
+}
+
+/** One term of a query: the index terms that count as it (any of them), and how to match them in FTS5. */
+export interface QueryTerm {
+  /** The query's word, folded. */
+  word: string;
+  /** Index terms that match it. */
+  terms: string[];
+  /** A single Chinese, Japanese, Korean or Thai character: matches the two-character tokens it starts. */
+  prefix: boolean;
+  /** A Chinese or Japanese word of three characters or more: its two-character tokens, in a row. */
+  phrase: string[] | null;
+}
+
+/**
+ * The distinct terms of a query, in order of appearance, without stop words
+ * unless nothing else is left, and at most {@linkcode MAX_QUERY_TERMS}.
+ *
+ * A Latin word counts under the stem of each language (and the stem of that
+ * stem, since Snowball's stems are not always stable: романам → роман →
+ * рома). Chinese and Japanese are cut into words by ICU's dictionary
+ * segmenter, each looked for as its two-character tokens in a row, so a query
+ * does not ask for the tokens that straddle its words (营业收入是多少 asks for
+ * 营业收入 and 多少, not 入是); the whole run is looked for as written too.
+ */
+export function queryTerms(query: string, options: AnalysisOptions = DEFAULT_ANALYSIS): QueryTerm[] {
+  const all: QueryTerm[] = [];
+  const seen = new Set<string>();
+  const add = (word: string, term: string, unspaced = false) => {
+    if (seen.has(word)) return;
+    seen.add(word);
+    if (unspaced) {
+      const length = [...word].length;
+      const phrase = length >= 3 ? bigrams(word) : null;
+      all.push({ word, terms: [term], prefix: length === 1, phrase });
+      return;
+    }
+    all.push({ word, terms: alternatives(word, term, options), prefix: false, phrase: null });
+  };
+  const folded = foldCharacters(query);
+  for (const match of folded.matchAll(WORD)) {
+    match[0].split(UNSPACED_SPLIT).forEach((part, index) => {
+      if (part === "") return;
+      if (index % 2 === 0) {
+        add(part, termOf(part, "en", options));
+      } else if (options.segmentation && !HANGUL_OR_THAI.test(part)) {
+        const segmenter = KANA.test(part) ? segmenters.ja : segmenters.zh;
+        const words = [...segmenter.segment(part)].filter((segment) => segment.isWordLike);
+        for (const { segment } of words) add(segment, segment, true);
+        // The run as written, too: its particles (と, の, 的) tell one language's page from another's.
+        if (words.length > 1) add(part, part, true);
+      } else {
+        for (const pair of bigrams(part)) add(pair, pair, true);
+      }
+    });
+  }
+  if (options.numbers && GROUP_HINT.test(folded)) {
+    for (const match of folded.matchAll(GROUPED_NUMBER)) {
+      const joined = match[0].replace(/[^\p{N}]/gu, "");
+      add(joined, joined);
+    }
+  }
+  const content = all.filter((term) => !isWeak(term.word));
+  return (content.length > 0 ? content : all).slice(0, MAX_QUERY_TERMS);
+}
+
+function alternatives(word: string, term: string, options: AnalysisOptions): string[] {
+  if (!options.stemming || DIGIT.test(word)) return [term];
+  if (LATIN.test(word)) {
+    const stems = new Set<string>();
+    for (const language of LATIN_LANGUAGES) {
+      const first = stem(language, word);
+      stems.add(first).add(stem(language, first));
+    }
+    return [...stems];
+  }
+  if (CYRILLIC.test(word)) return [...new Set([term, stem("ru", term)])];
+  return [term];
+}
+
+/** Quotes a term for FTS5 MATCH: the term becomes a string, never an operator. */
+export function quoteTerm(term: string): string {
+  return `"${term.replaceAll('"', '""')}"`;
+}
+
+/** A query term as an FTS5 expression: any of its index terms, a phrase, or a prefix query for a single character. */
+export function termExpression(term: QueryTerm): string {
+  if (term.prefix) return `${quoteTerm(term.word)}*`;
+  if (term.phrase) return quoteTerm(term.phrase.join(" "));
+  return term.terms.length === 1 ? quoteTerm(term.terms[0]!) : `(${term.terms.map(quoteTerm).join(" OR ")})`;
+}
+
+/**
+ * Finds where the query's terms occur in texts, as the index would analyze
+ * them, without stemming every word: a word is stemmed only when its first
+ * letter can start one of the terms (or it is Arabic script, whose prefixes
+ * come off).
+ */
+export class TermMatcher {
+  readonly #terms: readonly QueryTerm[];
+  readonly #options: AnalysisOptions;
+  readonly #byTerm = new Map<string, number[]>();
+  readonly #prefixes = new Map<string, number[]>();
+  readonly #phraseTokens = new Set<string>();
+  readonly #starts = new Set<string>();
+
+  constructor(terms: readonly QueryTerm[], options: AnalysisOptions = DEFAULT_ANALYSIS) {
+    this.#terms = terms;
+    this.#options = options;
+    terms.forEach((term, index) => {
+      if (term.prefix) push(this.#prefixes, term.word, index);
+      else if (term.phrase) { for (const token of term.phrase) this.#phraseTokens.add(token); }
+      else {
+        for (const indexTerm of term.terms) {
+          push(this.#byTerm, indexTerm, index);
+          this.#starts.add(indexTerm[0]!);
+        }
+      }
+    });
+  }
+
+  /** The positions of each term (by the terms' order) in `text`, analyzed as text of `language`. */
+  positions(text: string, language: LatinLanguage): number[][] {
+    const out: number[][] = this.#terms.map(() => []);
+    const folded = foldCharacters(text);
+    const cache = termCache(language, this.#options);
+    const phraseAt = new Map<string, Set<number>>();
+    const hit = (indexTerm: string, position: number) => {
+      const found = this.#byTerm.get(indexTerm);
+      if (found) { for (const index of found) out[index]!.push(position); }
+    };
+    let position = 0;
+    for (const match of folded.matchAll(WORD)) {
+      const word = match[0];
+      if (!UNSPACED.test(word)) {
+        if (this.#starts.has(word[0]!) || ARABIC_LETTER.test(word[0]!)) {
+          let term = cache.get(word);
+          if (term === undefined) cache.set(word, term = termOf(word, language, this.#options));
+          hit(term, position);
+        }
+        position++;
+        continue;
+      }
+      word.split(UNSPACED_SPLIT).forEach((part, index) => {
+        if (part === "") return;
+        if (index % 2 === 0) {
+          hit(cache.get(part) ?? termOf(part, language, this.#options), position++);
+          return;
+        }
+        for (const pair of bigrams(part)) {
+          hit(pair, position);
+          const starting = this.#prefixes.get([...pair][0]!);
+          if (starting) { for (const index of starting) out[index]!.push(position); }
+          if (this.#phraseTokens.has(pair)) {
+            let at = phraseAt.get(pair);
+            if (!at) phraseAt.set(pair, at = new Set());
+            at.add(position);
+          }
+          position++;
+        }
+      });
+    }
+    if (this.#options.numbers && GROUP_HINT.test(folded)) {
+      for (const match of folded.matchAll(GROUPED_NUMBER)) {
+        hit(match[0].replace(/[^\p{N}]/gu, ""), position++);
+      }
+    }
+    this.#terms.forEach((term, index) => {
+      if (!term.phrase) return;
+      const [first, ...rest] = term.phrase;
+      for (const start of phraseAt.get(first!) ?? []) {
+        if (rest.every((token, offset) => phraseAt.get(token)?.has(start + offset + 1))) {
+          out[index]!.push(start);
+        }
+      }
+      out[index]!.sort((a, b) => a - b);
+    });
+    return out;
+  }
+}
+
+function push(map: Map<string, number[]>, key: string, value: number): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
+}
+
+// Words that say little about what is asked, in the languages of the corpus.
+const STOP_WORDS = new Set(
+  (
+    // English, with the words questions are made of.
+    "a about above after again against all am an and any are aren as at be because been before being below " +
+    "between both but by can cannot could couldn did didn do does doesn doing don down during each few for " +
+    "from further had has have having he her here hers herself him himself his how i if in into is isn it " +
+    "its itself let me more most my myself no nor not of off on once only or other ought our ours ourselves " +
+    "out over own same she should so some such than that the their theirs them themselves then there these " +
+    "they this those through to too under until up very was wasn we were weren what when where which while " +
+    "who whom why with won would you your yours yourself yourselves also will shall might must please " +
+    "tell show find explain describe give according mentioned say says said anything something there's " +
+    "whats what's how's does do did done get got one ones many much " +
+    // French
+    "le la les un une des du de d l et est en au aux ce cet cette ces que qui quoi dans pour par sur avec " +
+    "sont ou où il elle ils elles nous vous on ne pas plus se sa son ses leur leurs comment quel quelle " +
+    "quels quelles " +
+    // Spanish and Portuguese
+    "el los las y es del al lo que en por para con una unos unas su sus como cual cuál qué cuando dónde " +
+    "o um uma os as do da dos das no na nos nas em e é são pelo pela " +
+    // German
+    "der die das den dem des ein eine einer eines einem einen und ist sind im in zu mit von für auf wie " +
+    "was wer wo wann warum welche welcher nicht auch es sie er wir ihr " +
+    // Russian
+    "и в во не что он на я с со как а то все она так его но да ты к у же вы за бы по только ее мне было " +
+    "вот от меня еще нет о из ему теперь когда даже ну ли если уже или ни быть был него до вас нибудь " +
+    "опять уж вам ведь там потом себя ничего ей может они тут где есть надо ней для мы тебя их чем была " +
+    "сам чтоб без будто чего раз тоже себе под будет ж тогда кто этот того потому этого какой совсем ним " +
+    "здесь этом один почти мой тем чтобы нее сейчас были куда зачем всех никогда можно при наконец два об " +
+    "другой хоть после над больше тот через эти нас про всего них какая много разве три эту моя впрочем " +
+    "хорошо свою этой перед иногда лучше чуть том нельзя такой им более всегда конечно всю между " +
+    // Arabic and Persian
+    "في من على الى إلى عن هل ما هي هو التي الذي ذلك هذا هذه او أو ان أن كان كيف لماذا متى " +
+    "در به از که این را با است برای آن آیا چه"
+  ).split(/\s+/).map((word) => foldText(word).trim()),
+);
+
+function isWeak(word: string): boolean {
+  if (STOP_WORDS.has(word)) return true;
+  const length = [...word].length;
+  if (length === 1 && !/\p{N}/u.test(word)) return true;
+  return length === 1 && isUnspacedToken(word);
+}

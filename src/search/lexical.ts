@@ -1,0 +1,359 @@
+/**
+ * Lexical ranking: BM25 over fields, with proximity and coverage of the
+ * query's terms, computed from the statistics of the searched scope only.
+ *
+ * FTS5's own `bm25()` counts document frequencies and lengths over the whole
+ * index, so one person's files would change the order of another's results.
+ * Here every figure comes from the scope: the number of passages and their
+ * mean length from `search_documents`' per-document sums, each term's
+ * document frequency from an FTS5 query joined to the scope's tokens, and
+ * candidates only from passages in the scope. Term frequencies, fields and
+ * positions come from analyzing the candidates' own stored text. So a ranking
+ * depends on nothing outside the scope, by construction.
+ *
+ * Two stages keep the cost bounded: the scope's passages that hold the
+ * rarest terms (within a budget) are candidates, scored by BM25 with every
+ * matched term counted once (the more common terms only add to candidates
+ * found by the rare ones); the best {@linkcode RERANK} are re-scored from their
+ * text. When every term is common (in {@linkcode DF_CAP} passages, or a
+ * quarter of the scope's), the newest passages holding all the terms come
+ * first, then those holding any, at most {@linkcode DF_CAP} of each.
+ *
+ * Reads the tables of `projections/search_index.ts`.
+ *
+ * @module
+ */
+import type { DatabaseSync, SQLInputValue, StatementSync } from "node:sqlite";
+import {
+  type AnalysisOptions,
+  DEFAULT_ANALYSIS,
+  latinLanguageOf,
+  type QueryTerm,
+  queryTerms,
+  quoteTerm,
+  termExpression,
+  TermMatcher,
+} from "./analysis.ts";
+import { passageFields } from "./fields.ts";
+import { isEmptyScope, scopeTokens, type SearchScope } from "./scope.ts";
+
+/** Which parts of the ranking run (all by default; the search benchmark turns them off one at a time). */
+export interface RankingOptions {
+  /** Headings, notes and file names weigh apart from the body (else they count as body). */
+  fields: boolean;
+  /** Terms count as often as they occur (else once). */
+  termFrequency: boolean;
+  /** Query terms near each other in the body add to the score. */
+  proximity: boolean;
+  /** The share of the query's terms a passage holds scales its score. */
+  coverage: boolean;
+  /** Candidates are re-scored from their text (else the first stage's order stands). */
+  rescore: boolean;
+}
+
+/** The ranking search uses. */
+export const DEFAULT_RANKING: Readonly<RankingOptions> = {
+  fields: true,
+  termFrequency: true,
+  proximity: true,
+  coverage: true,
+  rescore: true,
+};
+
+/** A lexical search: what, where, how many. */
+export interface LexicalOptions extends SearchScope {
+  query: string;
+  depth: number;
+  analysis?: AnalysisOptions;
+  ranking?: RankingOptions;
+}
+
+/** One passage found, with its score (higher is better). */
+export interface RankedPassage {
+  passage_id: number;
+  document_id: string;
+  score: number;
+}
+
+/** Document frequencies are counted up to this many passages. */
+export const DF_CAP = 4000;
+/** A term in more than this share of the scope's passages is common, whatever the scope's size. */
+const COMMON_SHARE = 0.25;
+/** The rarest terms whose passages together stay under this many find the candidates. */
+const DRIVER_BUDGET = 6000;
+/** This many of the best first-stage candidates are re-scored from their text. */
+export const RERANK = 100;
+const K1 = 1.2;
+const B = 0.75;
+const WEIGHTS = { heading: 2.0, notes: 0.6, name: 1.0 };
+/** Terms at most this many tokens apart in the body count as near. */
+const NEAR = 8;
+const PROXIMITY_WEIGHT = 0.5;
+/** The score of a passage holding few of the query's terms keeps at least this share. */
+const COVERAGE_FLOOR = 0.5;
+
+interface Term {
+  query: QueryTerm;
+  expression: string;
+  df: number;
+  idf: number;
+}
+
+interface Candidate {
+  passage_id: number;
+  document_id: string;
+  length: number;
+  /** Indexes (into the terms) of the terms the passage holds. */
+  holds: Set<number>;
+  /** 1 when every term is common and the passage holds them all: such passages come first. */
+  tier: number;
+  score: number;
+}
+
+/** The best passages in scope for a query, best first, at most `depth`. */
+export function lexicalSearch(db: DatabaseSync, options: LexicalOptions): RankedPassage[] {
+  const depth = Math.max(0, Math.floor(options.depth));
+  const analysis = options.analysis ?? DEFAULT_ANALYSIS;
+  const ranking = options.ranking ?? DEFAULT_RANKING;
+  const queried = queryTerms(options.query, analysis);
+  if (queried.length === 0 || depth === 0 || isEmptyScope(options)) return [];
+  const stats = scopeStats(db, options);
+  if (stats.passages === 0) return [];
+  const scope = `(${scopeTokens(options).map(quoteTerm).join(" OR ")})`;
+  const terms: Term[] = [];
+  for (const query of queried) {
+    const expression = termExpression(query);
+    const df = countMatches(db, `${scope} AND ${expression}`);
+    if (df === 0) continue;
+    const idf = Math.log(1 + (stats.passages - df + 0.5) / (df + 0.5));
+    terms.push({ query, expression, df, idf });
+  }
+  if (terms.length === 0) return [];
+  const averageLength = Math.max(1, stats.tokens / stats.passages);
+  const candidates = findCandidates(db, scope, terms, Math.min(DF_CAP, stats.passages * COMMON_SHARE));
+  for (const candidate of candidates.values()) {
+    const norm = 1 - B + B * (candidate.length / averageLength);
+    for (const index of candidate.holds) {
+      candidate.score += terms[index]!.idf * (K1 + 1) / (1 + K1 * norm);
+    }
+  }
+  let ranked = [...candidates.values()].sort(byScore);
+  if (ranking.rescore) {
+    const rerank = ranked.slice(0, Math.max(RERANK, depth));
+    rescore(db, rerank, terms, averageLength, analysis, ranking);
+    ranked = rerank.sort(byScore);
+  }
+  return ranked.slice(0, depth).map(({ passage_id, document_id, score }) => ({
+    passage_id,
+    document_id,
+    score,
+  }));
+}
+
+/** The scope's passages holding the query's terms, with which terms each holds. */
+function findCandidates(
+  db: DatabaseSync,
+  scope: string,
+  terms: Term[],
+  common: number,
+): Map<number, Candidate> {
+  const order = terms.map((_, index) => index).sort((a, b) => terms[a]!.df - terms[b]!.df || a - b);
+  const drivers: number[] = [];
+  let budget = 0;
+  for (const index of order) {
+    const { df } = terms[index]!;
+    if (df >= DF_CAP || budget + df > DRIVER_BUDGET) break;
+    drivers.push(index);
+    budget += df;
+  }
+  const holding = new Map<number, Set<number>>();
+  const first = new Set<number>();
+  const hold = (rowid: number, index: number) => {
+    const set = holding.get(rowid) ?? new Set<number>();
+    set.add(index);
+    holding.set(rowid, set);
+  };
+  if (terms.some((term) => term.df < common)) {
+    for (const index of drivers) {
+      for (const rowid of rowids(db, `${scope} AND ${terms[index]!.expression}`, DF_CAP)) hold(rowid, index);
+    }
+    const anyDriver = `(${drivers.map((index) => terms[index]!.expression).join(" OR ")})`;
+    for (const index of order.filter((index) => !drivers.includes(index))) {
+      for (
+        const rowid of rowids(db, `${scope} AND ${anyDriver} AND ${terms[index]!.expression}`, DRIVER_BUDGET)
+      ) {
+        hold(rowid, index);
+      }
+    }
+  } else {
+    // Every term is common: the newest passages holding all of them, then any of them.
+    const all = terms.map((term) => term.expression);
+    const tiers = terms.length > 1 ? [`${scope} AND ${all.join(" AND ")}`] : [];
+    for (const rowid of tiers.length ? rowids(db, tiers[0]!, DF_CAP) : []) {
+      for (const index of terms.keys()) hold(rowid, index);
+      first.add(rowid);
+    }
+    if (holding.size < RERANK) {
+      const found = rowids(db, `${scope} AND (${all.join(" OR ")})`, DF_CAP);
+      const floor = found.at(-1) ?? 0;
+      const fresh = new Set(found.filter((rowid) => !holding.has(rowid)));
+      for (const index of terms.keys()) {
+        for (const rowid of rowids(db, `${scope} AND ${terms[index]!.expression}`, DF_CAP, floor)) {
+          if (fresh.has(rowid)) hold(rowid, index);
+        }
+      }
+    }
+  }
+  const out = new Map<number, Candidate>();
+  const rows = statement(
+    db,
+    `SELECT passage_id, document_id, length FROM search_passages
+     WHERE passage_id IN (SELECT value FROM json_each(?))`,
+  ).all(JSON.stringify([...holding.keys()])) as Array<
+    { passage_id: number; document_id: string; length: number }
+  >;
+  for (const row of rows) {
+    const tier = first.has(row.passage_id) ? 1 : 0;
+    out.set(row.passage_id, { ...row, holds: holding.get(row.passage_id)!, tier, score: 0 });
+  }
+  return out;
+}
+
+/** Re-scores candidates from their stored text: BM25 over fields, proximity, coverage. */
+function rescore(
+  db: DatabaseSync,
+  candidates: Candidate[],
+  terms: Term[],
+  averageLength: number,
+  analysis: AnalysisOptions,
+  ranking: RankingOptions,
+): void {
+  const load = statement(
+    db,
+    `SELECT p.text AS text, p.section AS section, p.notes AS notes, d.name AS name, d.type AS type
+     FROM search_passages p JOIN search_documents d ON d.document_id = p.document_id WHERE p.passage_id = ?`,
+  );
+  const totalIdf = terms.reduce((sum, term) => sum + term.idf, 0);
+  const matcher = new TermMatcher(terms.map((term) => term.query), analysis);
+  const tf = ranking.termFrequency ? (n: number) => n : (n: number) => Math.min(n, 1);
+  for (const candidate of candidates) {
+    const row = load.get(candidate.passage_id) as
+      | { text: string; section: string | null; notes: string | null; name: string; type: string }
+      | undefined;
+    if (!row) continue;
+    const fields = passageFields(row, row);
+    const language = latinLanguageOf(fields.body);
+    const body = matcher.positions(fields.body, language);
+    const heading = fields.heading ? matcher.positions(fields.heading, language) : null;
+    const notes = fields.notes ? matcher.positions(fields.notes, language) : null;
+    const name = matcher.positions(fields.name, "en");
+    const norm = 1 - B + B * (candidate.length / averageLength);
+    let score = 0;
+    let held = 0;
+    terms.forEach((term, index) => {
+      const counts = {
+        body: body[index]!.length,
+        heading: heading ? heading[index]!.length : 0,
+        notes: notes ? notes[index]!.length : 0,
+        name: name[index]!.length,
+      };
+      const weighted = ranking.fields
+        ? tf(counts.body) / norm + WEIGHTS.heading * tf(counts.heading) + WEIGHTS.notes * tf(counts.notes) +
+          WEIGHTS.name * tf(counts.name)
+        : tf(counts.body + counts.heading + counts.notes + counts.name) / norm;
+      if (weighted > 0) {
+        score += term.idf * weighted * (K1 + 1) / (weighted + K1);
+        held += term.idf;
+      }
+    });
+    if (ranking.proximity) score += PROXIMITY_WEIGHT * proximity(body, terms);
+    if (ranking.coverage && totalIdf > 0) score *= COVERAGE_FLOOR + (1 - COVERAGE_FLOOR) * (held / totalIdf);
+    candidate.score = score;
+  }
+}
+
+/** For each pair of distinct terms, the smaller idf over their distance when they come within {@linkcode NEAR}. */
+function proximity(positions: number[][], terms: Term[]): number {
+  let bonus = 0;
+  for (let a = 0; a < positions.length; a++) {
+    for (let b = a + 1; b < positions.length; b++) {
+      const distance = nearest(positions[a]!, positions[b]!);
+      if (distance <= NEAR) bonus += Math.min(terms[a]!.idf, terms[b]!.idf) / distance;
+    }
+  }
+  return bonus;
+}
+
+/** The smallest distance between two sorted lists of positions (Infinity when either is empty). */
+function nearest(a: number[], b: number[]): number {
+  let best = Infinity;
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) {
+    const distance = Math.abs(a[i]! - b[j]!);
+    if (distance > 0 && distance < best) best = distance;
+    if (a[i]! < b[j]!) i++;
+    else j++;
+  }
+  return best;
+}
+
+function byScore(a: Candidate, b: Candidate): number {
+  if (a.tier !== b.tier) return b.tier - a.tier;
+  if (a.score !== b.score) return b.score - a.score;
+  if (a.document_id !== b.document_id) return a.document_id < b.document_id ? -1 : 1;
+  return a.passage_id - b.passage_id;
+}
+
+/** Passages and tokens of the scope, from the per-document sums. */
+function scopeStats(db: DatabaseSync, scope: SearchScope): { passages: number; tokens: number } {
+  const documents = JSON.stringify(scope.documentIds);
+  const where = scope.folderIds === null
+    ? "person_id = ? AND (folder_id IS NOT NULL OR document_id IN (SELECT value FROM json_each(?)))"
+    : `person_id = ? AND (folder_id IN (SELECT value FROM json_each(?))
+         OR document_id IN (SELECT value FROM json_each(?)))`;
+  const params: SQLInputValue[] = scope.folderIds === null
+    ? [scope.personId, documents]
+    : [scope.personId, JSON.stringify(scope.folderIds), documents];
+  const row = statement(
+    db,
+    `SELECT coalesce(sum(passages), 0) AS passages, coalesce(sum(tokens), 0) AS tokens
+     FROM search_documents WHERE ${where}`,
+  ).get(...params) as { passages: number; tokens: number };
+  return row;
+}
+
+/** How many passages match, counted up to {@linkcode DF_CAP}. */
+function countMatches(db: DatabaseSync, match: string): number {
+  const row = statement(
+    db,
+    "SELECT count(*) AS n FROM (SELECT rowid FROM search_fts WHERE search_fts MATCH ? LIMIT ?)",
+  ).get(match, DF_CAP) as { n: number };
+  return row.n;
+}
+
+/** The row ids matching, newest first, at most `limit`, from `fromRowid` on. */
+function rowids(db: DatabaseSync, match: string, limit: number, fromRowid = 0): number[] {
+  const rows = statement(
+    db,
+    "SELECT rowid FROM search_fts WHERE search_fts MATCH ? AND rowid >= ? ORDER BY rowid DESC LIMIT ?",
+  ).all(match, fromRowid, limit) as Array<{ rowid: number }>;
+  return rows.map((row) => row.rowid);
+}
+
+const prepared = new WeakMap<DatabaseSync, Map<string, StatementSync>>();
+
+/** The prepared statement for `sql` on `db` (the ranking's statements are few and fixed). */
+function statement(db: DatabaseSync, sql: string): StatementSync {
+  let cache = prepared.get(db);
+  if (!cache) {
+    cache = new Map();
+    prepared.set(db, cache);
+  }
+  let found = cache.get(sql);
+  if (!found) {
+    found = db.prepare(sql);
+    cache.set(sql, found);
+  }
+  return found;
+}

@@ -12,14 +12,18 @@
  * - `search_eval.json`, the older 58 questions (secondary).
  *
  * Figures are reported overall, for the tuning and held-out parts, and per
- * kind (with the number of questions of each).
+ * kind (with the number of questions of each); then an ablation: Sergo with
+ * one part of its analysis or ranking turned off at a time, on the same
+ * questions, so each part shows what it brings (on the held-out part).
  *
  * @module
  */
 import { DatabaseSync } from "node:sqlite";
 import type { DocumentType, RecordedEvent } from "../events/types.ts";
 import { openProjector } from "../projections/projector.ts";
-import { searchIndexProjection, searchPassages } from "../projections/search_index.ts";
+import { createSearchIndexProjection, searchPassages } from "../projections/search_index.ts";
+import { type AnalysisOptions, DEFAULT_ANALYSIS } from "../src/search/analysis.ts";
+import { DEFAULT_RANKING, type RankingOptions } from "../src/search/lexical.ts";
 import type { CorpusFile } from "./_corpus_text.ts";
 
 /** One question of the main set. */
@@ -127,13 +131,15 @@ export function scoreSearch(questions: QualityQuestion[], search: PageSearch): R
 /** The corpus indexed twice: by Sergo's projection and as a plain FTS5 table, one row per page. */
 export interface QualityIndexes {
   sergo: PageSearch;
+  /** Sergo's search with another ranking over the same index. */
+  ranked(ranking: RankingOptions): PageSearch;
   plain: PageSearch;
   close(): void;
 }
 
-/** Builds both indexes over the corpus pages. */
-export function buildQualityIndexes(corpus: CorpusFile[]): QualityIndexes {
-  const projector = openProjector(":memory:", [searchIndexProjection]);
+/** Builds both indexes over the corpus pages, Sergo's with `analysis`. */
+export function buildQualityIndexes(corpus: CorpusFile[], analysis = DEFAULT_ANALYSIS): QualityIndexes {
+  const projector = openProjector(":memory:", [createSearchIndexProjection(analysis)]);
   const plain = new DatabaseSync(":memory:");
   plain.exec("CREATE VIRTUAL TABLE plain USING fts5 (text, tokenize = 'porter unicode61')");
   const insertPlain = plain.prepare("INSERT INTO plain (rowid, text) VALUES (?, ?)");
@@ -183,16 +189,19 @@ export function buildQualityIndexes(corpus: CorpusFile[]): QualityIndexes {
   projector.applyBatch(events);
   const fileOf = new Map(corpus.map(({ file }, index) => [`d${index}`, file]));
   const searchPlain = plain.prepare("SELECT rowid FROM plain WHERE plain MATCH ? ORDER BY rank LIMIT ?");
+  const ranked = (ranking: RankingOptions): PageSearch => (query) =>
+    searchPassages(projector.db, {
+      personId: PERSON,
+      folderIds: null,
+      documentIds: [],
+      query,
+      depth: DEPTH,
+      analysis,
+      ranking,
+    }).map((hit) => `${fileOf.get(hit.document_id)}#${hit.page}`);
   return {
-    sergo: (query) =>
-      searchPassages(projector.db, {
-        personId: PERSON,
-        folderIds: null,
-        documentIds: [],
-        query,
-        depth: DEPTH,
-      })
-        .map((hit) => `${fileOf.get(hit.document_id)}#${hit.page}`),
+    sergo: ranked(DEFAULT_RANKING),
+    ranked,
     plain: (query) => {
       const words = [...new Set(query.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])];
       if (words.length === 0) return [];
@@ -206,6 +215,47 @@ export function buildQualityIndexes(corpus: CorpusFile[]): QualityIndexes {
       plain.close();
     },
   };
+}
+
+/** One part of the analysis or ranking turned off. */
+interface Ablation {
+  name: string;
+  analysis?: Partial<AnalysisOptions>;
+  ranking?: Partial<RankingOptions>;
+}
+
+const ABLATIONS: readonly Ablation[] = [
+  { name: "without stemming (Snowball)", analysis: { stemming: false } },
+  { name: "without Arabic/Persian light stemming", analysis: { arabicStemming: false } },
+  { name: "without Chinese/Japanese query segmentation", analysis: { segmentation: false } },
+  { name: "without joined grouped numbers", analysis: { numbers: false } },
+  { name: "without fields (heading, notes, name)", ranking: { fields: false } },
+  { name: "without term frequency", ranking: { termFrequency: false } },
+  { name: "without proximity", ranking: { proximity: false } },
+  { name: "without coverage", ranking: { coverage: false } },
+  { name: "without re-scoring (first stage only)", ranking: { rescore: false } },
+];
+
+/** Sergo with each part turned off in turn: figures overall, tuning, held-out. */
+function ablate(corpus: CorpusFile[], questions: QualityQuestion[], indexes: QualityIndexes): unknown[] {
+  const out: unknown[] = [];
+  for (const ablation of ABLATIONS) {
+    const analysis = { ...DEFAULT_ANALYSIS, ...ablation.analysis };
+    const ranking = { ...DEFAULT_RANKING, ...ablation.ranking };
+    const built = ablation.analysis ? buildQualityIndexes(corpus, analysis) : null;
+    try {
+      const figures = scoreSearch(questions, (built ?? indexes).ranked(ranking));
+      out.push({
+        name: ablation.name,
+        overall: figures.overall,
+        tuning: figures.tuning,
+        held_out: figures.held_out,
+      });
+    } finally {
+      built?.close();
+    }
+  }
+  return out;
 }
 
 /** Recall@10 and MRR of Sergo and plain bm25 on both sets. */
@@ -230,6 +280,7 @@ export async function benchQuality(corpus: CorpusFile[]): Promise<Record<string,
       sergo: { ...sergo, ranks: undefined },
       plain_bm25_or: { ...plain, ranks: undefined },
       held_out_misses: misses,
+      ablation: ablate(corpus, questions, indexes),
       search_eval_58: { sergo: oldFigures(indexes.sergo), plain_bm25_or: oldFigures(indexes.plain) },
     };
   } finally {

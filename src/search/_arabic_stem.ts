@@ -19,9 +19,12 @@ const LETTER_PREFIXES = new Set(["و", "ب", "ل", "ف", "ك"]);
 const SUFFIXES = ["هاي", "ترين", "ها", "ات", "ون", "ين", "ان", "تر", "يه", "ه", "ي"];
 const MIN_LETTERS = 3;
 
+/** ال before ا, as folding writes it: folding turns every لا into ال (PDFs swap lam-alef), so الا becomes اال. */
+const SWAPPED_ARTICLE = /^([وبكف]?)اال/;
+
 /** The light stem of a folded Arabic or Persian word. */
 export function arabicLightStem(word: string): string {
-  let stem = word;
+  let stem = word.replace(SWAPPED_ARTICLE, "$1الا");
   const article = ARTICLES.find((prefix) =>
     stem.startsWith(prefix) && stem.length - prefix.length >= MIN_LETTERS
   );

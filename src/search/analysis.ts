@@ -161,6 +161,8 @@ function eachTerm(
       let term = cache.get(word);
       if (term === undefined) cache.set(word, term = termOf(word, language, options));
       emit(word, term);
+      const again = restemmed(word, term, options);
+      if (again !== null) emit(word, again);
       continue;
     }
     word.split(UNSPACED_SPLIT).forEach((part, index) => {
@@ -178,6 +180,17 @@ function eachTerm(
       emit(joined, joined);
     }
   }
+}
+
+/**
+ * A Russian word's stem stemmed again, when that differs: Snowball's Russian
+ * stems are not stable (романам → роман, but роман → рома), so the index holds
+ * both and a query finds either form.
+ */
+function restemmed(word: string, term: string, options: AnalysisOptions): string | null {
+  if (!options.stemming || term === word || !CYRILLIC.test(word)) return null;
+  const again = stem("ru", term);
+  return again === term ? null : again;
 }
 
 /** The indexed form of one word in a text of `language`. */
@@ -337,6 +350,8 @@ export class TermMatcher {
           let term = cache.get(word);
           if (term === undefined) cache.set(word, term = termOf(word, language, this.#options));
           hit(term, position);
+          const again = restemmed(word, term, this.#options);
+          if (again !== null) hit(again, position);
         }
         position++;
         continue;

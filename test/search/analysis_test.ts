@@ -1,0 +1,79 @@
+/**
+ * Specifications of text analysis: a query's word meets the page's word in
+ * its other forms, in the languages of the corpus. Words are taken from the
+ * corpus files.
+ */
+import assert from "node:assert/strict";
+import { analyze, latinLanguageOf, queryTerms, TermMatcher } from "../../src/search/analysis.ts";
+
+/** Whether a query's term (its first) would find `word` as a page in `language` holds it. */
+function finds(query: string, text: string): boolean {
+  const terms = queryTerms(query);
+  const indexed = new Set(analyze(text));
+  return terms.every((term) =>
+    term.phrase ? term.phrase.every((token) => indexed.has(token)) : term.terms.some((t) => indexed.has(t))
+  );
+}
+
+Deno.test("Russian inflections meet: романам and роман, контракта and контракт", () => {
+  assert.ok(finds("романам", "Новые романы и роман года в библиотеке"));
+  assert.ok(finds("роман", "рекомендации по романам"));
+  assert.ok(finds("контракт", "3.1.Цена Контракта составляет"));
+  assert.ok(finds("неустойки", "Размер неустойки, определенный пунктами 7.1.1-7.1.5"));
+});
+
+Deno.test("Arabic and Persian words meet without their prefixes and suffixes", () => {
+  // و, ال, بال and the feminine ending come off: المساواة, والمساواة, بالمساواة.
+  assert.ok(finds("المساواة", "ملتزمة ببلوغ هدفَي كفالة المساواة بين الجنسين"));
+  assert.ok(finds("والمساواة", "كفالة المساواة بين الجنسين"));
+  // ال before ا, which folding writes اال (see folding.ts), comes off too.
+  assert.ok(finds("الانتخابات", "قانون انتخاب النساء"));
+  assert.ok(finds("انتخاب", "والانتخابات البرلمانية"));
+  assert.ok(finds("حقوق", "في الكرامة والحقوق"));
+  // Persian: with and without the zero-width non-joiner, with the plural ها.
+  assert.ok(finds("می‌آیند", "تمام افراد بشر آزاد بدنیا میایند"));
+  assert.ok(finds("حقوق", "از لحاظ حیثیت و حقوق با هم برابرند"));
+});
+
+Deno.test("English, French, Spanish, German and Portuguese words meet their other forms", () => {
+  assert.ok(finds("repondant accord", "Plus de 89 % des répondants sont en accord"), "typed without accents");
+  assert.ok(finds("sécurité cyclistes", "Améliorer la sécurité des cyclistes et des piétons"));
+  assert.ok(finds("vivienda", "la ejecución de la vivienda de interés social"));
+  assert.ok(finds("viviendas exentas", "el 78% de las viviendas está exento de pago"));
+  assert.ok(finds("Traumata", "Psychische Traumata führen häufig zu dissoziativer Spaltung"));
+  assert.ok(finds("direitos", "iguais em dignidade e direito"));
+  assert.ok(finds("disbursement confirmed", "disbursements to creditors are made soon after confirmation"));
+  assert.equal(latinLanguageOf("Le transport actif est une composante essentielle de la communauté"), "fr");
+  assert.equal(
+    latinLanguageOf("La segregación social es un mecanismo de reproducción de las desigualdades"),
+    "es",
+  );
+  assert.equal(latinLanguageOf("Die Trauerarbeit besteht in der allmählichen Überwindung der Trauer"), "de");
+});
+
+Deno.test("numbers are found however their digits are grouped; codes are not stemmed", () => {
+  assert.ok(finds("39921700", "Цена Контракта составляет 39 921 700,00 руб."));
+  assert.ok(finds("4755785.11", "营业收入（元） 4,755,785.11 5,699,227.63"));
+  assert.ok(finds("1 000 000", "a budget of 1,000,000 dollars"));
+  assert.deepEqual(queryTerms("IP54 Caa1")[0]!.terms, ["ip54"]);
+  assert.deepEqual(queryTerms("IP54 Caa1")[1]!.terms, ["caa1"]);
+});
+
+Deno.test("a Chinese query is cut into dictionary words, each looked for in a row", () => {
+  const terms = queryTerms("东北电气2018年第一季度营业收入是多少");
+  const words = terms.map((term) => term.word);
+  assert.ok(words.includes("营业") && words.includes("收入"), `words: ${words.join(" ")}`);
+  assert.ok(!words.includes("入是"), "no token straddles two words");
+  const page = "东北电气发展股份有限公司 2018 年第一季度报告全文 营业收入（元） 4,755,785.11";
+  const matcher = new TermMatcher(terms);
+  const positions = matcher.positions(page, "en");
+  assert.ok(positions[words.indexOf("营业")]!.length > 0);
+  const japanese = queryTerms("理性と良心").map((term) => term.word);
+  assert.ok(japanese.includes("理性と良心"), "the run as written is looked for too");
+});
+
+Deno.test("analyzed text never holds a private-use character, so no page can forge a scope token", () => {
+  const forged = "quokka \ue0001098101110 \ue0002098101110047 text";
+  assert.ok(analyze(forged).every((term) => !/\p{Co}/u.test(term)));
+  assert.ok(queryTerms(forged).every((term) => term.terms.every((t) => !/\p{Co}/u.test(t))));
+});

@@ -1,0 +1,167 @@
+/**
+ * Specifications of ranking isolation (issue 13, item 5): a search's results
+ * and their order depend only on the passages in the searcher's scope, so
+ * nothing another person uploads, moves or deletes changes them.
+ */
+import assert from "node:assert/strict";
+import type { EventData, EventType, ProcessedPage, RecordedEvent } from "../../events/types.ts";
+import { openProjector, type Projector } from "../../projections/projector.ts";
+import { searchIndexProjection, type SearchOptions, searchPassages } from "../../projections/search_index.ts";
+import { CORPUS_DIR } from "../helpers/corpus.ts";
+import { needs } from "../helpers/dependencies.ts";
+
+async function pdfPages(file: string): Promise<string[]> {
+  const output = await new Deno.Command(await needs("pdftotext"), {
+    args: [`${CORPUS_DIR}/${file}`, "-"],
+    stderr: "null",
+  }).output();
+  assert.equal(output.code, 0, `pdftotext failed on ${file}`);
+  const pages = new TextDecoder().decode(output.stdout).split("\f");
+  if (pages.at(-1)?.trim() === "") pages.pop();
+  return pages;
+}
+
+function pagesOf(texts: string[]): ProcessedPage[] {
+  return texts.map((text, index) => ({ page: index + 1, text, marked: false, image_only: false }));
+}
+
+class Given {
+  readonly projector: Projector = openProjector(":memory:", [searchIndexProjection]);
+  #position = 0;
+
+  add<T extends EventType>(type: T, data: EventData<T>): this {
+    const position = ++this.#position;
+    this.projector.applyBatch([{
+      type,
+      data,
+      metadata: { time: "2026-01-01T00:00:00.000Z" },
+      position,
+      stream: `test-${position}`,
+      stream_version: 1,
+      schema_version: 1,
+      prev_hash: "0".repeat(64),
+      hash: "0".repeat(64),
+    } as RecordedEvent]);
+    return this;
+  }
+
+  document(id: string, person: string, folder: string | null, name: string, pages: ProcessedPage[]): this {
+    const type = name.endsWith(".txt") ? "txt" : "pdf";
+    this.add("DocumentUploaded", {
+      document_id: id,
+      person_id: person,
+      folder_id: folder,
+      name,
+      type,
+      size: 1,
+      sha256: "a".repeat(64),
+      preset: "basic",
+    });
+    return this.add("DocumentProcessed", {
+      document_id: id,
+      preset: "basic",
+      page_count: pages.length,
+      pages_estimated: false,
+      pages,
+    });
+  }
+
+  /** Every result of a search, in order, as what a user sees of it. */
+  results(options: Partial<SearchOptions> & { query: string }): string[] {
+    return searchPassages(this.projector.db, {
+      personId: "ben",
+      folderIds: null,
+      documentIds: [],
+      depth: 50,
+      ...options,
+    }).map((hit) => `${hit.document_id}:${hit.page}:${hit.text.slice(0, 60)}`);
+  }
+}
+
+const ANIMALS = [
+  "A quokka was seen near the river bank at dawn, eating leaves.",
+  "A wombat dug a burrow under the garden fence during the night.",
+  "The ranger counted wombat droppings and one quokka track on the path.",
+];
+
+const QUERIES = [
+  "quokka wombat",
+  "wombat",
+  "trace trees nested loops",
+  "type specialization of dynamic languages",
+  "how does the tracing JIT handle side exits?",
+  "SunSpider benchmark speedup",
+  "what is the and of",
+];
+
+Deno.test("nothing another person uploads, moves or deletes changes Ben's results or their order", async () => {
+  const paper = pagesOf(await pdfPages("pdf/tracemonkey-pldi-paper.pdf"));
+  const given = new Given()
+    .document("ben-paper", "ben", "ben-papers", "tracemonkey.pdf", paper)
+    .document("ben-animals", "ben", "ben-notes", "animals.txt", pagesOf(ANIMALS))
+    .document("ben-loose", "ben", null, "loose.txt", pagesOf([ANIMALS[2]!]));
+  const scopes: Array<Partial<SearchOptions>> = [
+    {},
+    { folderIds: ["ben-notes"] },
+    { folderIds: [], documentIds: ["ben-loose", "ben-paper"] },
+  ];
+  const before = scopes.map((scope) => QUERIES.map((query) => given.results({ ...scope, query })));
+  assert.ok(before[0]![0]!.length >= 2, "Ben finds his quokka and wombat notes");
+  assert.ok(before[0]![2]!.length > 5, "Ben finds his paper");
+
+  // Ava's private files: the same paper, another one, and many pages about quokkas, in folders and loose.
+  const quokkas = Array.from(
+    { length: 60 },
+    (_, i) => `Quokka sighting ${i}: a quokka, then another quokka.`,
+  );
+  given
+    .document("ava-paper", "ava", "ava-papers", "tracemonkey.pdf", paper)
+    .document(
+      "ava-dpr",
+      "ava",
+      "ava-papers",
+      "dpr.pdf",
+      pagesOf(await pdfPages("pdf/dense-passage-retrieval-paper.pdf")),
+    )
+    .document("ava-quokkas", "ava", "ava-notes", "quokkas.txt", pagesOf(quokkas))
+    .document("ava-loose", "ava", null, "quokka-loose.txt", pagesOf(quokkas.slice(0, 20)));
+  const afterUploads = scopes.map((scope) => QUERIES.map((query) => given.results({ ...scope, query })));
+  assert.deepEqual(afterUploads, before);
+
+  given
+    .add("DocumentMoved", { document_id: "ava-quokkas", folder_id: null })
+    .add("DocumentDeleted", { document_id: "ava-dpr" });
+  assert.deepEqual(scopes.map((scope) => QUERIES.map((query) => given.results({ ...scope, query }))), before);
+
+  // Ava's own search sees her quokkas: her statistics are hers.
+  const ava = searchPassages(given.projector.db, {
+    personId: "ava",
+    folderIds: null,
+    documentIds: ["ava-loose", "ava-quokkas"],
+    query: "quokka wombat",
+    depth: 5,
+  });
+  assert.ok(ava.length > 0 && ava.every((hit) => hit.document_id.startsWith("ava-")));
+});
+
+Deno.test("a scope that names another person's folder or document reaches none of its passages", async () => {
+  const paper = pagesOf(await pdfPages("pdf/tracemonkey-pldi-paper.pdf"));
+  const given = new Given()
+    .document("ben-animals", "ben", "ben-notes", "animals.txt", pagesOf(ANIMALS))
+    .document("ava-paper", "ava", "ava-papers", "tracemonkey.pdf", paper)
+    .document(
+      "ava-quokkas",
+      "ava",
+      null,
+      "quokkas.txt",
+      pagesOf(["One quokka.", "Two quokkas and a wombat."]),
+    );
+  const alone = given.results({ query: "quokka wombat" });
+  const naming = given.results({
+    query: "quokka wombat",
+    folderIds: ["ben-notes", "ava-papers"],
+    documentIds: ["ava-quokkas"],
+  });
+  assert.deepEqual(naming, alone, "Ava's folder and document add nothing, not even to the statistics");
+  assert.deepEqual(given.results({ query: "trace trees", folderIds: ["ava-papers"] }), []);
+});

@@ -27,6 +27,7 @@ const RENDER_PNG = "test/render/render_png_test.ts";
 const SETTINGS = "test/e2e/settings_test.ts";
 const CLI = "test/e2e/cli_commands_test.ts";
 const REPLAY = "test/projections/replay_search_test.ts";
+const RANKING_SCOPE = "test/search/ranking_scope_test.ts";
 
 export const MUTATIONS: Mutation[] = [
   // The six bugs issue 20 found that no test caught.
@@ -416,5 +417,21 @@ export const MUTATIONS: Mutation[] = [
     from: '"search_vocab", "search_fts_sizes"]',
     to: "]",
     tests: [REPLAY],
+  },
+
+  // search ranking isolation (issue 13, item 5)
+  {
+    name: "search: document frequencies counted over the whole index, not the scope",
+    file: "src/search/lexical.ts",
+    from: "const df = countMatches(db, `${scope} AND ${expression}`);",
+    to: "const df = countMatches(db, expression);",
+    tests: [RANKING_SCOPE],
+  },
+  {
+    name: "search: a document's scope token without its person",
+    file: "src/search/scope.ts",
+    from: "return `\\ue0003${digits(`${personId}/${documentId}`)}`;",
+    to: "return `\\ue0003${digits(documentId)}`;",
+    tests: [RANKING_SCOPE],
   },
 ];

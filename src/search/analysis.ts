@@ -10,10 +10,10 @@
  *   language that shares its word ("transport", "Merbridge").
  * - Cyrillic: the Russian Snowball stemmer.
  * - Arabic script: light stemming of prefixes and suffixes (`_arabic_stem.ts`).
- * - Chinese, Japanese, Korean, Thai: overlapping two-character tokens; a
- *   Chinese or Japanese query is cut into words by ICU's dictionary segmenter
- *   (`Intl.Segmenter`), each looked for as its tokens in a row (see
- *   {@linkcode queryTerms}).
+ * - Chinese, Japanese, Korean, Thai: overlapping two-character tokens. With
+ *   `segmentation`, a Chinese or Japanese query also looks for the words of
+ *   ICU's dictionary segmenter (`Intl.Segmenter`) of three characters or more,
+ *   each as its tokens in a row; measured, it brought nothing, so it is off.
  * - Numbers written with group separators (1,234,567; 39 921 700; 1.000.000)
  *   also give their digits joined, so "39921700" finds "39 921 700,00".
  * - Tokens holding a digit (codes such as IP54, Caa1, 2cdda5c8) are never stemmed.
@@ -38,7 +38,7 @@ export interface AnalysisOptions {
   stemming: boolean;
   /** Light stemming of Arabic and Persian words. */
   arabicStemming: boolean;
-  /** Chinese and Japanese queries cut into dictionary words (else into two-character tokens). */
+  /** Chinese and Japanese queries also look for their dictionary words of three characters or more. */
   segmentation: boolean;
   /** Digits of grouped numbers joined into one token. */
   numbers: boolean;
@@ -48,7 +48,8 @@ export interface AnalysisOptions {
 export const DEFAULT_ANALYSIS: Readonly<AnalysisOptions> = {
   stemming: true,
   arabicStemming: true,
-  segmentation: true,
+  // Measured and left off: no gain on the question set (see the README's ablation table).
+  segmentation: false,
   numbers: true,
 };
 
@@ -231,10 +232,10 @@ export interface QueryTerm {
  *
  * A Latin word counts under the stem of each language (and the stem of that
  * stem, since Snowball's stems are not always stable: романам → роман →
- * рома). Chinese and Japanese are cut into words by ICU's dictionary
- * segmenter, each looked for as its two-character tokens in a row, so a query
- * does not ask for the tokens that straddle its words (营业收入是多少 asks for
- * 营业收入 and 多少, not 入是); the whole run is looked for as written too.
+ * рома). Chinese, Japanese, Korean and Thai give their two-character tokens
+ * (a single character matches the tokens it starts); with `segmentation`,
+ * Chinese and Japanese dictionary words of three characters or more are also
+ * looked for as their tokens in a row.
  */
 export function queryTerms(query: string, options: AnalysisOptions = DEFAULT_ANALYSIS): QueryTerm[] {
   const all: QueryTerm[] = [];
@@ -256,14 +257,14 @@ export function queryTerms(query: string, options: AnalysisOptions = DEFAULT_ANA
       if (part === "") return;
       if (index % 2 === 0) {
         add(part, termOf(part, "en", options));
-      } else if (options.segmentation && !HANGUL_OR_THAI.test(part)) {
-        const segmenter = KANA.test(part) ? segmenters.ja : segmenters.zh;
-        const words = [...segmenter.segment(part)].filter((segment) => segment.isWordLike);
-        for (const { segment } of words) add(segment, segment, true);
-        // The run as written, too: its particles (と, の, 的) tell one language's page from another's.
-        if (words.length > 1) add(part, part, true);
       } else {
         for (const pair of bigrams(part)) add(pair, pair, true);
+        if (options.segmentation && !HANGUL_OR_THAI.test(part)) {
+          const segmenter = KANA.test(part) ? segmenters.ja : segmenters.zh;
+          for (const { segment, isWordLike } of segmenter.segment(part)) {
+            if (isWordLike && [...segment].length >= 3) add(segment, segment, true);
+          }
+        }
       }
     });
   }

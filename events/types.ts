@@ -53,6 +53,22 @@ export const processedPageSchema = z.object({
   marked: z.boolean(),
   /** Marked and without any text. */
   image_only: z.boolean(),
+  /**
+   * Standard preset: the page's text came from a transcriber (its text layer was
+   * missing, tiny or garbage), or the transcriber failed on it (`error`; the page
+   * keeps what Basic read). Absent where the text layer was kept.
+   */
+  transcription: z.object({
+    engine: z.string().min(1).max(200),
+    version: z.string().min(1).max(100),
+    /** Why the page was transcribed. */
+    because: z.enum(["missing", "tiny", "garbage"]),
+    /** Tesseract: the languages it was read with, the script OSD found, degrees it was turned. */
+    languages: z.string().max(200).optional(),
+    script: z.string().max(100).optional(),
+    rotated: z.number().int().optional(),
+    error: z.string().max(1000).optional(),
+  }).optional(),
 });
 /** One page of a processing result. */
 export type ProcessedPage = z.infer<typeof processedPageSchema>;
@@ -94,6 +110,17 @@ const schemas = {
     page_count: z.number().int().min(0),
     pages_estimated: z.boolean(),
     pages: z.array(processedPageSchema),
+    /**
+     * Read, but with no text to search (every page image-only under Basic): the
+     * document is not_indexed with this reason, which says what would read it.
+     */
+    not_indexed_reason: z.string().min(1).max(1000).optional(),
+  }),
+  /** Standard preset: how many of the pages to transcribe are done, while it works. */
+  TranscriptionProgressed: z.object({
+    document_id: id,
+    pages_done: z.number().int().min(0),
+    pages_total: z.number().int().min(1),
   }),
   ProcessingFailed: z.object({
     document_id: id,
@@ -237,6 +264,7 @@ export const EVENT_VERSIONS: { readonly [K in EventType]: number } = {
   ProcessingRequested: 1,
   ProcessingStarted: 1,
   DocumentProcessed: 1,
+  TranscriptionProgressed: 1,
   ProcessingFailed: 1,
   PdfCopyRequested: 1,
   PdfCopyMade: 1,

@@ -111,6 +111,7 @@ const HANDLES: readonly EventType[] = [
   "ProcessingRequested",
   "ProcessingStarted",
   "DocumentProcessed",
+  "TranscriptionProgressed",
   "ProcessingFailed",
   "PdfCopyRequested",
   "PdfCopyMade",
@@ -344,6 +345,11 @@ function describeEvent(db: DatabaseSync, event: RecordedEvent): Described {
         image_only_pages: d.pages.filter((page) => page.image_only).map((page) => page.page),
       });
     }
+    case "TranscriptionProgressed":
+      return docBase(event.data.document_id, "pages transcribed", {
+        pages_done: event.data.pages_done,
+        pages_total: event.data.pages_total,
+      });
     case "ProcessingFailed":
       return docBase(event.data.document_id, "processing failed", {
         preset: event.data.preset,

@@ -58,6 +58,8 @@ export interface DocumentRow {
   /** Who is processing the document now, and until when others leave it alone. */
   processing_worker: string | null;
   processing_lease_until: string | null;
+  /** Standard: pages transcribed so far, while processing (filled in by callers that show it). */
+  progress?: { pages_done: number; pages_total: number } | null;
 }
 
 /** One page's text and marks. */
@@ -76,7 +78,14 @@ export interface ChunkRow {
   text: string;
 }
 
-const TABLES = ["cat_people", "cat_folders", "cat_documents", "cat_pages", "cat_chunks"] as const;
+const TABLES = [
+  "cat_people",
+  "cat_folders",
+  "cat_documents",
+  "cat_pages",
+  "cat_chunks",
+  "cat_progress",
+] as const;
 
 /** The catalogue projection. */
 export const catalogue: Projection = {
@@ -94,6 +103,7 @@ export const catalogue: Projection = {
     "ProcessingRequested",
     "ProcessingStarted",
     "DocumentProcessed",
+    "TranscriptionProgressed",
     "ProcessingFailed",
     "PdfCopyRequested",
     "PdfCopyMade",
@@ -127,6 +137,9 @@ export const catalogue: Projection = {
       CREATE TABLE IF NOT EXISTS cat_pages (
         document_id TEXT NOT NULL, page INTEGER NOT NULL, text TEXT NOT NULL,
         marked INTEGER NOT NULL, image_only INTEGER NOT NULL, PRIMARY KEY (document_id, page)
+      ) WITHOUT ROWID;
+      CREATE TABLE IF NOT EXISTS cat_progress (
+        document_id TEXT PRIMARY KEY, pages_done INTEGER NOT NULL, pages_total INTEGER NOT NULL
       ) WITHOUT ROWID;
       CREATE TABLE IF NOT EXISTS cat_chunks (
         document_id TEXT NOT NULL, ord INTEGER NOT NULL, page INTEGER NOT NULL, section TEXT,
@@ -209,11 +222,12 @@ export const catalogue: Projection = {
         );
         return;
       case "DocumentDeleted":
-        for (const table of ["cat_documents", "cat_pages", "cat_chunks"]) {
+        for (const table of ["cat_documents", "cat_pages", "cat_chunks", "cat_progress"]) {
           statement(db, `DELETE FROM ${table} WHERE document_id = ?`).run(event.data.document_id);
         }
         return;
       case "ProcessingRequested":
+        statement(db, "DELETE FROM cat_progress WHERE document_id = ?").run(event.data.document_id);
         statement(
           db,
           `UPDATE cat_documents SET status = 'processing', preset = ?, failure_reason = NULL, processing_worker = NULL,
@@ -233,9 +247,18 @@ export const catalogue: Projection = {
         );
         return;
       case "DocumentProcessed":
+        statement(db, "DELETE FROM cat_progress WHERE document_id = ?").run(event.data.document_id);
         applyProcessed(db, event.data);
         return;
+      case "TranscriptionProgressed":
+        statement(
+          db,
+          `INSERT INTO cat_progress (document_id, pages_done, pages_total) VALUES (?, ?, ?)
+           ON CONFLICT (document_id) DO UPDATE SET pages_done = excluded.pages_done, pages_total = excluded.pages_total`,
+        ).run(event.data.document_id, event.data.pages_done, event.data.pages_total);
+        return;
       case "ProcessingFailed":
+        statement(db, "DELETE FROM cat_progress WHERE document_id = ?").run(event.data.document_id);
         statement(
           db,
           "UPDATE cat_documents SET status = 'not_indexed', failure_reason = ? WHERE document_id = ?",
@@ -289,9 +312,11 @@ function applyProcessed(db: DatabaseSync, data: ProcessedData): void {
   const imageOnly = data.pages.filter((p) => p.image_only).map((p) => p.page).sort((a, b) => a - b);
   statement(
     db,
-    `UPDATE cat_documents SET status = 'searchable', failure_reason = NULL, preset = ?, page_count = ?,
+    `UPDATE cat_documents SET status = ?, failure_reason = ?, preset = ?, page_count = ?,
        pages_estimated = ?, pages_to_view = ?, image_only_pages = ? WHERE document_id = ?`,
   ).run(
+    data.not_indexed_reason ? "not_indexed" : "searchable",
+    data.not_indexed_reason ?? null,
     data.preset,
     data.page_count,
     data.pages_estimated ? 1 : 0,
@@ -517,6 +542,17 @@ export function getPages(db: DatabaseSync, documentId: string, from: number, to:
     marked: row.marked === 1,
     image_only: row.image_only === 1,
   }));
+}
+
+/** How far a Standard transcription has got, while the document is processing; null when none is running. */
+export function getProgress(
+  db: DatabaseSync,
+  documentId: string,
+): { pages_done: number; pages_total: number } | null {
+  const row = statement(db, "SELECT pages_done, pages_total FROM cat_progress WHERE document_id = ?").get(
+    documentId,
+  ) as { pages_done: number; pages_total: number } | undefined;
+  return row ? { pages_done: row.pages_done, pages_total: row.pages_total } : null;
 }
 
 /** A document's chunks in reading order. */

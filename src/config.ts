@@ -32,6 +32,30 @@ export interface Config {
   oauthLoopbackClients: boolean;
   /** The embedding model of semantic search; null: lexical search alone. */
   embeddings: EmbeddingsConfig | null;
+  /** The Standard preset's transcriber. */
+  transcribe: TranscribeConfig;
+}
+
+/** How the Standard preset transcribes pages. */
+export interface TranscribeConfig {
+  /** `auto`: Tesseract where installed; `none`: Standard is off. */
+  engine: "auto" | "tesseract" | "openai" | "anthropic" | "none";
+  /** Tesseract's languages (those installed are used). */
+  languages: string[];
+  /** Resolution pages are drawn at for Tesseract. */
+  dpi: number;
+  /** Time limit per page in milliseconds. */
+  timeoutMs: number;
+  /** Tesseract's memory limit per page in megabytes. */
+  memoryMb: number;
+  /** Pages read at once (Tesseract: default the cores; vision: default 4). */
+  concurrency: number | null;
+  /** The vision model's endpoint, model and key (from the environment only). */
+  visionUrl: string | null;
+  visionModel: string | null;
+  visionApiKey: string;
+  /** Retries of a failed vision request. */
+  retries: number;
 }
 
 /** Where semantic search gets its vectors: an OpenAI-compatible endpoint or a local ONNX directory. */
@@ -116,9 +140,11 @@ export function loadConfig(
   if ((certFile === null) !== (keyFile === null)) {
     throw new ConfigError("Give both --cert and --key for https, or neither");
   }
+  const transcribe = loadTranscribeConfig();
   return {
     oauth: onOff("SERGO_OAUTH", env("SERGO_OAUTH") ?? "on"),
     oauthLoopbackClients: onOff("SERGO_OAUTH_LOOPBACK_CLIENTS", env("SERGO_OAUTH_LOOPBACK_CLIENTS") ?? "off"),
+    transcribe,
     dataDir,
     host,
     port,
@@ -182,4 +208,52 @@ function embeddingsConfig(env: Environment): EmbeddingsConfig | null {
     return { provider: "onnx", dir, prefixes };
   }
   return null;
+const ENGINES = ["auto", "tesseract", "openai", "anthropic", "none"] as const;
+
+function loadTranscribeConfig(): TranscribeConfig {
+  const engine = (env("SERGO_TRANSCRIBER") ?? "auto").toLowerCase();
+  if (!(ENGINES as readonly string[]).includes(engine)) {
+    throw new ConfigError(`SERGO_TRANSCRIBER must be one of ${ENGINES.join(", ")}, got "${engine}"`);
+  }
+  const rawLanguages = env("SERGO_TESSERACT_LANGUAGES");
+  const languages = rawLanguages === undefined
+    ? ["eng", "rus", "chi_sim", "ara", "fas", "fra", "spa", "deu"]
+    : rawLanguages.split(/[,+\s]+/).map((l) => l.trim()).filter(Boolean);
+  for (const language of languages) {
+    if (!/^[a-z]{3}(_[a-z]+)?$/.test(language)) {
+      throw new ConfigError(
+        `SERGO_TESSERACT_LANGUAGES must list Tesseract language codes such as eng,rus,chi_sim, got "${language}"`,
+      );
+    }
+  }
+  if (languages.length === 0) throw new ConfigError("SERGO_TESSERACT_LANGUAGES lists no language");
+  const visionUrl = env("SERGO_VISION_URL") ?? null;
+  const visionModel = env("SERGO_VISION_MODEL") ?? null;
+  if (engine === "openai" || engine === "anthropic") {
+    if (!visionUrl) {
+      throw new ConfigError(`SERGO_TRANSCRIBER=${engine} needs SERGO_VISION_URL, the endpoint's URL`);
+    }
+    if (!visionModel) {
+      throw new ConfigError(`SERGO_TRANSCRIBER=${engine} needs SERGO_VISION_MODEL, the model's name`);
+    }
+  }
+  if (visionUrl !== null && !/^https?:\/\/[^\s]+$/.test(visionUrl)) {
+    throw new ConfigError(`SERGO_VISION_URL "${visionUrl}" must be an http or https URL`);
+  }
+  const concurrency = env("SERGO_TRANSCRIBE_CONCURRENCY");
+  return {
+    engine: engine as TranscribeConfig["engine"],
+    languages,
+    dpi: integer("SERGO_TRANSCRIBE_DPI", env("SERGO_TRANSCRIBE_DPI") ?? "300", 100, 600),
+    timeoutMs: integer("SERGO_TRANSCRIBE_TIMEOUT_S", env("SERGO_TRANSCRIBE_TIMEOUT_S") ?? "120", 1, 3600) *
+      1000,
+    memoryMb: integer("SERGO_TESSERACT_MEMORY_MB", env("SERGO_TESSERACT_MEMORY_MB") ?? "1536", 128, 65536),
+    concurrency: concurrency === undefined
+      ? null
+      : integer("SERGO_TRANSCRIBE_CONCURRENCY", concurrency, 1, 64),
+    visionUrl,
+    visionModel,
+    visionApiKey: env("SERGO_VISION_API_KEY") ?? "",
+    retries: integer("SERGO_VISION_RETRIES", env("SERGO_VISION_RETRIES") ?? "3", 0, 10),
+  };
 }

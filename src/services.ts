@@ -39,6 +39,10 @@ export interface Services {
   mcpDeps: McpDeps;
   /** Semantic search, where an embedding model is configured; null: search is lexical. */
   semantic: SemanticSearch | null;
+  /** The Standard preset's transcriber, as the console names it; null when none is installed. */
+  transcriber?: string | null;
+  /** Why there is no transcriber. */
+  transcriberMissing?: string | null;
   /** The console, when it is mounted. */
   console?: (request: Request) => Promise<Response>;
   health(): Promise<Record<string, unknown>>;
@@ -118,6 +122,9 @@ export async function createServices(
     semantic,
     health: () =>
       Promise.resolve({
+        transcriber: services.transcriber
+          ? { ok: true, engine: services.transcriber }
+          : { ok: false, detail: services.transcriberMissing ?? "none" },
         pdf_copies: converter.ok
           ? { converter: "libreoffice", ok: true }
           : { ok: false, converter: "missing", detail: converter.detail },

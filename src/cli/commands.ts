@@ -201,12 +201,12 @@ const core: Record<string, Command> = {
   },
   "upload": {
     usage:
-      'sergo upload --person EMAIL [--folder "Energy outlooks/Basic"] [--preset basic|none] [--no-wait] FILE...',
+      'sergo upload --person EMAIL [--folder "Energy outlooks/Basic"] [--preset basic|standard|none] [--no-wait] FILE...',
     summary: "Uploads files, waits for each to be processed, and prints each document's id and final status.",
     options: {
       person: { help: "the owner's email" },
       folder: { help: "the folder path (made if missing); default the root" },
-      preset: { help: "basic (default) or none (upload only)" },
+      preset: { help: "basic (default), standard (transcribes scanned pages) or none (upload only)" },
     },
     booleans: { "no-wait": "return once uploaded, without waiting for processing" },
     positionals: [1, 10_000],
@@ -389,14 +389,19 @@ const core: Record<string, Command> = {
       }),
   },
   "process": {
-    usage: "sergo process ID --preset basic|none",
+    usage: "sergo process ID --preset basic|standard|none",
     summary: "Processes a document again with a preset; the new result replaces the old pages.",
-    options: { preset: { help: "basic or none" } },
+    options: { preset: { help: "basic, standard (transcribes scanned pages) or none" } },
     positionals: [1, 1],
     run: (parsed, context) =>
       withApp(context, async (app) => {
         const doc = DOCUMENT_HELPERS.documentById(app, parsed.positionals[0]!);
         const preset = typeof parsed.values.preset === "string" ? parsed.values.preset : "basic";
+        if (preset === "standard") {
+          // Registers this machine's transcriber, so that Standard is refused where nothing reads it.
+          const { openStandard } = await import("../processing/transcribers/choose.ts");
+          (await openStandard(loadConfig([]).transcribe)).close();
+        }
         await requestProcessing(app, { personId: doc.person_id, documentId: doc.document_id, preset }, "cli");
         const { waitForDocuments } = await import("./upload_command.ts");
         await waitForDocuments(app, [doc.document_id]);

@@ -11,6 +11,7 @@ import type { Config } from "../config.ts";
 import { createExtractionPool } from "../processing/worker_pool.ts";
 import { ProcessingWorker } from "../workers/processing_worker.ts";
 import { EmbeddingWorker } from "../workers/embedding_worker.ts";
+import { openStandard } from "../processing/transcribers/choose.ts";
 import { createHandler } from "../http/server.ts";
 import { createApi } from "../http/api.ts";
 import { createMcpEndpoint } from "../mcp/endpoint.ts";
@@ -93,7 +94,10 @@ async function startLocked(
   const services = await createServices(app, config);
   services.console = createConsole(services);
   const pool = createExtractionPool();
-  const worker = new ProcessingWorker(app, pool, { workerId: "serve" });
+  const standard = await openStandard(config.transcribe);
+  services.transcriber = standard.reading.transcriber?.label ?? null;
+  services.transcriberMissing = standard.missing;
+  const worker = new ProcessingWorker(app, pool, { workerId: "serve", standard: standard.reading });
   const embeddings = services.semantic ? new EmbeddingWorker(app, services.semantic) : null;
   // Workers look for work when an event can make some (not on every MCP call's audit
   // entry), and every few seconds for leases another process left to expire.
@@ -183,6 +187,7 @@ async function startLocked(
       await embeddings?.stop();
       await services.close();
       await pool.close();
+      standard.close();
       await app.close();
       lock.close();
     })();

@@ -6,7 +6,9 @@
  * @module
  */
 import { basename } from "node:path";
-import { getDocument } from "../../projections/catalogue.ts";
+import { getDocument, getProgress } from "../../projections/catalogue.ts";
+import { loadConfig } from "../config.ts";
+import { openStandard } from "../processing/transcribers/choose.ts";
 import type { SergoApp } from "../app.ts";
 import { uploadFile } from "../domain/documents.ts";
 import { DomainError } from "../domain/errors.ts";
@@ -21,6 +23,21 @@ export async function uploadAndWait(
 ): Promise<number> {
   const ids: string[] = [];
   let failures = 0;
+  // Registers this machine's transcriber first, so that --preset standard is refused where nothing reads it.
+  const standard = await openStandard(loadConfig([]).transcribe);
+  try {
+    return await upload(app, input, ids, failures);
+  } finally {
+    standard.close();
+  }
+}
+
+async function upload(
+  app: SergoApp,
+  input: { personId: string; folderId: string | null; files: string[]; preset: string; wait: boolean },
+  ids: string[],
+  failures: number,
+): Promise<number> {
   for (const [i, file] of input.files.entries()) {
     progress(`uploading ${i + 1}/${input.files.length}: ${basename(file)}`);
     const temp = await app.blobs.tempPath();
@@ -69,12 +86,26 @@ export async function waitForDocuments(app: SergoApp, ids: readonly string[]): P
   const pending = () => ids.filter((id) => getDocument(app.db, id)?.status === "processing");
   if (pending().length === 0) return;
   const pool = createExtractionPool();
-  const worker = new ProcessingWorker(app, pool, { workerId: `cli-${Deno.pid}`, only: new Set(ids) });
+  const standard = await openStandard(loadConfig([]).transcribe);
+  const worker = new ProcessingWorker(app, pool, {
+    workerId: `cli-${Deno.pid}`,
+    only: new Set(ids),
+    standard: standard.reading,
+  });
+  let shown = "";
   try {
     for (;;) {
       app.catchUp();
       const left = pending();
-      progress(`processing: ${ids.length - left.length}/${ids.length} done`);
+      const transcribing = left.map((id) => getProgress(app.db, id)).filter((p) => p !== null);
+      const pages = transcribing.length === 0
+        ? ""
+        : `; pages transcribed: ${transcribing.map((p) => `${p.pages_done}/${p.pages_total}`).join(", ")}`;
+      const line = `processing: ${ids.length - left.length}/${ids.length} done${pages}`;
+      progress(line);
+      // Where stderr is no terminal (a log, CI), each new count is one line.
+      if (pages && line !== shown && !Deno.stderr.isTerminal()) console.error(line);
+      shown = line;
       if (left.length === 0) break;
       worker.kick();
       await new Promise((resolve) => setTimeout(resolve, 200));
@@ -83,5 +114,6 @@ export async function waitForDocuments(app: SergoApp, ids: readonly string[]): P
   } finally {
     progressDone();
     await pool.close();
+    standard.close();
   }
 }

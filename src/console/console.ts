@@ -7,7 +7,14 @@
  */
 import type { VNode } from "preact";
 import { renderToString } from "preact-render-to-string";
-import { getPages, listDocuments, listFolders, rootLabel } from "../../projections/catalogue.ts";
+import {
+  type DocumentRow,
+  getPages,
+  getProgress,
+  listDocuments,
+  listFolders,
+  rootLabel,
+} from "../../projections/catalogue.ts";
 import { listAgentKeys, personalKeys } from "../../projections/key_scopes.ts";
 import { activeGrantsOfKey } from "../../projections/oauth_grants.ts";
 import { readCookie } from "../auth/api_auth.ts";
@@ -124,6 +131,8 @@ export function createConsole(services: Services, options: ConsoleOptions = {}):
     const context = pageContext(csrf.token, person, path, loaded.version);
     const db = services.app.db;
     const root = rootLabel(person.name);
+    const withProgress = (doc: DocumentRow): DocumentRow =>
+      doc.status === "processing" ? { ...doc, progress: getProgress(db, doc.document_id) } : doc;
     try {
       if (path === "/documents") {
         const folderId = url.searchParams.get("folder");
@@ -141,7 +150,7 @@ export function createConsole(services: Services, options: ConsoleOptions = {}):
           rootLabel: root,
           folders,
           current,
-          documents: items,
+          documents: items.map(withProgress),
           total,
           offset,
           perPage: DOCUMENTS_PER_PAGE,
@@ -150,7 +159,7 @@ export function createConsole(services: Services, options: ConsoleOptions = {}):
         }));
       }
       if (path.startsWith("/documents/")) {
-        const doc = requireDocument(db, person.person_id, path.slice("/documents/".length));
+        const doc = withProgress(requireDocument(db, person.person_id, path.slice("/documents/".length)));
         const folders = listFolders(db, person.person_id);
         const folder = folders.find((f) => f.folder_id === doc.folder_id);
         const pictures = doc.type === "pdf" || doc.pdf_copy_status === "made";

@@ -8,6 +8,7 @@ import type { DatabaseSync } from "node:sqlite";
 import { type DocumentType, type Preset, PRESETS, type SergoEvent } from "../../events/types.ts";
 import { type DocumentRow, getDocument } from "../../projections/catalogue.ts";
 import type { SergoApp } from "../app.ts";
+import { registeredTranscriber } from "../processing/transcribers/choose.ts";
 import { DomainError } from "./errors.ts";
 import { requireFolder } from "./folders.ts";
 import { newDocumentId } from "./ids.ts";
@@ -47,10 +48,10 @@ export function checkPreset(preset: string): Preset {
   if (!(PRESETS as readonly string[]).includes(preset)) {
     throw new DomainError("invalid", `Preset "${preset}" is not one of: ${PRESETS.join(", ")}`);
   }
-  if (preset === "standard") {
+  if (preset === "standard" && registeredTranscriber() === null) {
     throw new DomainError(
       "invalid",
-      'The "standard" preset needs a transcribing model, and none is configured here',
+      'The "standard" preset needs a transcriber, and none is installed here: install tesseract-ocr or set SERGO_TRANSCRIBER',
     );
   }
   return preset as Preset;

@@ -11,6 +11,7 @@ import {
   folderValue,
   getPages,
   getPerson,
+  getProgress,
   listDocuments,
   listFolders,
 } from "../../projections/catalogue.ts";
@@ -143,7 +144,7 @@ const keyPatch = z.object({
 }).strict();
 const rollBody = z.object({ grace: z.enum(["now", "1h", "24h", "7d"]) }).strict();
 const documentPatch = z.object({ folder_id: z.string().nullable() }).strict();
-const processBody = z.object({ preset: z.enum(["basic", "none"]).default("basic") }).strict();
+const processBody = z.object({ preset: z.enum(["basic", "standard", "none"]).default("basic") }).strict();
 const listQuery = z.object({
   folder_id: z.string().optional(),
   limit: z.coerce.number().int().min(1).max(500).default(100),
@@ -153,6 +154,7 @@ const listQuery = z.object({
 /** A document as the API shows it. */
 export function documentJson(services: Services, doc: DocumentRow): Record<string, unknown> {
   const person = getPerson(services.app.db, doc.person_id);
+  const progress = doc.status === "processing" ? getProgress(services.app.db, doc.document_id) : null;
   const folder = doc.folder_id === null
     ? null
     : services.app.db.prepare("SELECT path FROM cat_folders WHERE folder_id = ?").get(doc.folder_id) as
@@ -170,6 +172,7 @@ export function documentJson(services: Services, doc: DocumentRow): Record<strin
     preset: doc.preset,
     status: doc.status,
     ...(doc.failure_reason ? { reason: doc.failure_reason } : {}),
+    ...(doc.status === "processing" && progress ? { transcribed: progress } : {}),
     pages: doc.page_count,
     pages_estimated: doc.pages_estimated,
     pages_to_view: doc.pages_to_view,

@@ -12,4 +12,9 @@ export interface ExtractResult {
   /** True when pages are estimated from text length (Word, text) rather than real pages. */
   pages_estimated: boolean;
   pages: ProcessedPage[];
+  /**
+   * PDFs only: what each page draws, in page order, for the Standard preset's
+   * judgement of its text layer. Not recorded in events.
+   */
+  layouts?: Array<{ largestPicture: number; pictures: number; paths: number }>;
 }

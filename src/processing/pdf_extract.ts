@@ -484,6 +484,7 @@ export async function extractPdf(bytes: Uint8Array, options: PdfExtractOptions =
     const ops = pdfjs.OPS as unknown as Record<string, number>;
     const hooked = options.drawings !== "operator-list" && textOperatorsHooked();
     const pages: ProcessedPage[] = [];
+    const layouts: NonNullable<ExtractResult["layouts"]> = [];
     let readable = 0;
     let firstError: unknown;
     for (let n = 1; n <= count; n++) {
@@ -505,15 +506,21 @@ export async function extractPdf(bytes: Uint8Array, options: PdfExtractOptions =
         const text = buildLines(content.items.filter((i): i is TextRun & typeof i => "str" in i));
         const { marked } = markPage(text, drawing);
         pages.push({ page: n, text, marked, image_only: marked && text.trim() === "" });
+        layouts.push({
+          largestPicture: drawing.largestPicture,
+          pictures: drawing.pictures,
+          paths: drawing.paths,
+        });
         page.cleanup();
         readable++;
       } catch (error) {
         firstError ??= error;
         pages.push({ page: n, text: "", marked: true, image_only: true });
+        layouts.push({ largestPicture: 0, pictures: 0, paths: 0 });
       }
     }
     if (readable === 0) throw pdfFailure(firstError);
-    return { type: "pdf", page_count: count, pages_estimated: false, pages };
+    return { type: "pdf", page_count: count, pages_estimated: false, pages, layouts };
   } catch (error) {
     throw pdfFailure(error);
   } finally {

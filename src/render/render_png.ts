@@ -71,8 +71,78 @@ export async function openForPage(pdfBytes: Uint8Array, page: number): Promise<P
   return doc;
 }
 
-/** Draws page `page` (from 1) of a PDF as a PNG. */
-export async function renderPagePng(pdfBytes: Uint8Array, page: number): Promise<RenderedPng> {
+/**
+ * The most pixels a page drawn for a transcriber may have: an A4 page at 300 dpi
+ * is 8.7 million; a poster-sized page is drawn at a lower resolution instead.
+ */
+export const MAX_TRANSCRIBE_PIXELS = 24_000_000;
+
+/** The longest side a page drawn for a transcriber may have (Tesseract reads up to 32,767). */
+export const MAX_TRANSCRIBE_SIDE_PX = 12_000;
+
+/** A page drawn in grey for a transcriber: a binary PGM (P5) file, which Tesseract reads from stdin. */
+export interface RenderedGray {
+  /** The PGM file's bytes. */
+  pgm: Uint8Array;
+  width: number;
+  height: number;
+  /** The resolution it was drawn at (lower than asked for on a very large page). */
+  dpi: number;
+}
+
+/**
+ * Draws page `page` of a PDF in 8-bit grey at `dpi` (at most
+ * {@link MAX_TRANSCRIBE_PIXELS} pixels), for Tesseract. Grey, not PNG: no
+ * compression to pay for, and Tesseract binarizes grey itself.
+ */
+export async function renderPageGray(pdfBytes: Uint8Array, page: number, dpi: number): Promise<RenderedGray> {
+  refuseHugeImages(pdfBytes, page);
+  const doc = await openForPage(pdfBytes, page);
+  try {
+    const pdfPage = await doc.getPage(page);
+    const base = pdfPage.getViewport({ scale: 1 });
+    if (!(base.width > 0 && base.height > 0)) {
+      throw new PageRenderError(`Cannot draw page ${page}: it has no area`);
+    }
+    let scale = dpi / 72;
+    const fit = Math.min(
+      Math.sqrt(MAX_TRANSCRIBE_PIXELS / (base.width * base.height * scale * scale)),
+      MAX_TRANSCRIBE_SIDE_PX / (Math.max(base.width, base.height) * scale),
+      1,
+    );
+    scale *= fit;
+    const width = Math.max(1, Math.round(base.width * scale));
+    const height = Math.max(1, Math.round(base.height * scale));
+    const viewport = pdfPage.getViewport({ scale });
+    const canvas = createCanvas(width, height);
+    const context = canvas.getContext("2d");
+    context.fillStyle = "#ffffff";
+    context.fillRect(0, 0, width, height);
+    await pdfPage.render({
+      canvas: canvas as unknown as HTMLCanvasElement,
+      canvasContext: context as unknown as CanvasRenderingContext2D,
+      viewport,
+      background: "#ffffff",
+    }).promise;
+    const rgba = context.getImageData(0, 0, width, height).data;
+    const header = new TextEncoder().encode(`P5\n${width} ${height}\n255\n`);
+    const pgm = new Uint8Array(header.length + width * height);
+    pgm.set(header);
+    for (let i = 0, o = header.length; i < rgba.length; i += 4, o++) {
+      // ITU-R BT.601 luma in integers.
+      pgm[o] = (rgba[i]! * 77 + rgba[i + 1]! * 150 + rgba[i + 2]! * 29) >> 8;
+    }
+    pdfPage.cleanup();
+    return { pgm, width, height, dpi: Math.round(dpi * fit) };
+  } catch (error) {
+    if (error instanceof PageRenderError) throw error;
+    throw new PageRenderError(`Cannot draw page ${page}: ${describe(error)}`);
+  } finally {
+    await doc.destroy();
+  }
+}
+
+function refuseHugeImages(pdfBytes: Uint8Array, page: number): void {
   const image = largestDeclaredImage(pdfBytes);
   if (image && image.width * image.height > MAX_DECLARED_IMAGE_PIXELS) {
     throw new PageRenderError(
@@ -80,6 +150,11 @@ export async function renderPagePng(pdfBytes: Uint8Array, page: number): Promise
         `more than the ${MAX_DECLARED_IMAGE_PIXELS} pixels allowed`,
     );
   }
+}
+
+/** Draws page `page` (from 1) of a PDF as a PNG. */
+export async function renderPagePng(pdfBytes: Uint8Array, page: number): Promise<RenderedPng> {
+  refuseHugeImages(pdfBytes, page);
   const doc = await openForPage(pdfBytes, page);
   try {
     const pdfPage = await doc.getPage(page);

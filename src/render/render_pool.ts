@@ -22,8 +22,10 @@ export interface RenderJob {
   pdfBytes: Uint8Array;
   /** The page, from 1. */
   page: number;
-  /** "image" for a PNG, "pdf" for that page alone as a PDF. */
-  format: "image" | "pdf";
+  /** "image" for a PNG, "pdf" for that page alone as a PDF, "gray" for a PGM to transcribe. */
+  format: "image" | "pdf" | "gray";
+  /** The resolution of a "gray" picture (default 300 dpi). */
+  dpi?: number;
   /** This job's time limit, instead of the pool's. */
   timeoutMs?: number;
 }
@@ -125,10 +127,10 @@ export function createRenderPool(options: RenderPoolOptions = {}): RenderPool {
       slot.worker = worker;
       slot.jobs++;
       const id = nextId++;
-      const { page, format } = pending.job;
+      const { page, format, dpi } = pending.job;
       const limit = pending.job.timeoutMs ?? timeoutMs;
       const timer = setTimeout(() => {
-        const what = format === "image" ? "Drawing" : "Cutting out";
+        const what = format === "pdf" ? "Cutting out" : "Drawing";
         finish(
           slot,
           { error: new PageRenderError(`${what} page ${page} took longer than ${limit} ms`) },
@@ -136,7 +138,7 @@ export function createRenderPool(options: RenderPoolOptions = {}): RenderPool {
         );
       }, limit);
       slot.running = { ...pending, id, timer };
-      const request: RenderWorkerRequest = { id, pdfBytes: pending.job.pdfBytes, page, format };
+      const request: RenderWorkerRequest = { id, pdfBytes: pending.job.pdfBytes, page, format, dpi };
       worker.postMessage(request);
     }
   }

@@ -6,7 +6,7 @@
  * @module
  */
 import { onePagePdf } from "./one_page_pdf.ts";
-import { describe, renderPagePng } from "./render_png.ts";
+import { describe, renderPageGray, renderPagePng } from "./render_png.ts";
 
 /** A job sent to a render worker. */
 export interface RenderWorkerRequest {
@@ -16,8 +16,10 @@ export interface RenderWorkerRequest {
   pdfBytes: Uint8Array;
   /** The page, from 1. */
   page: number;
-  /** A PNG picture or a one-page PDF. */
-  format: "image" | "pdf";
+  /** A PNG picture, a one-page PDF, or a grey PGM for a transcriber. */
+  format: "image" | "pdf" | "gray";
+  /** The resolution of a grey picture. */
+  dpi?: number;
 }
 
 /** A render worker's answer. */
@@ -37,10 +39,12 @@ const scope = self as unknown as {
 };
 
 scope.onmessage = async (event: MessageEvent<RenderWorkerRequest>): Promise<void> => {
-  const { id, pdfBytes, page, format } = event.data;
+  const { id, pdfBytes, page, format, dpi } = event.data;
   try {
     const bytes = format === "image"
       ? (await renderPagePng(pdfBytes, page)).png
+      : format === "gray"
+      ? (await renderPageGray(pdfBytes, page, dpi ?? 300)).pgm
       : await onePagePdf(pdfBytes, page);
     const owned = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength
       ? bytes

@@ -10,12 +10,37 @@ import { ConcurrencyError } from "../../events/store.ts";
 import { claimableProcessing, type DocumentRow, getDocument } from "../../projections/catalogue.ts";
 import type { SergoApp } from "../app.ts";
 import type { ProcessedPage } from "../../events/types.ts";
+import type { ExtractResult } from "../processing/extract_result.ts";
+import {
+  hasNoText,
+  mergeTranscriptions,
+  NO_TEXT_LAYER_NO_TRANSCRIBER_REASON,
+  NO_TEXT_LAYER_REASON,
+  pagesToTranscribe,
+  type StandardPage,
+  transcribePages,
+} from "../processing/standard.ts";
+import type { Transcriber } from "../processing/transcribers/transcriber.ts";
+import type { RenderPool } from "../render/render_pool.ts";
+import { checkCopy, convertToPdf } from "../pdf_copy/libreoffice.ts";
+import { matchChunksToPages } from "../pdf_copy/page_matching.ts";
 
 /** What the worker needs from an extraction pool. */
 export interface Extractor {
   extract(bytes: Uint8Array, fileName: string): Promise<
-    { page_count: number; pages_estimated: boolean; pages: ProcessedPage[] }
+    {
+      page_count: number;
+      pages_estimated: boolean;
+      pages: ProcessedPage[];
+      layouts?: ExtractResult["layouts"];
+    }
   >;
+}
+
+/** What the Standard preset reads with: a transcriber (null when none is installed) and a pool to draw pages. */
+export interface StandardReading {
+  transcriber: Transcriber | null;
+  renderPool: RenderPool;
 }
 
 /** Options of the processing worker. */
@@ -28,7 +53,11 @@ export interface ProcessingWorkerOptions {
   concurrency?: number;
   /** Only these documents (a CLI upload waits for its own). */
   only?: ReadonlySet<string>;
+  /** How the Standard preset reads; without it Standard documents fail with a reason. */
+  standard?: StandardReading;
 }
+
+type Reading = Awaited<ReturnType<Extractor["extract"]>> & { not_indexed_reason?: string };
 
 /** A default lease: longer than the extraction time limit. */
 export const DEFAULT_LEASE_MS = 10 * 60_000;
@@ -99,11 +128,21 @@ export class ProcessingWorker {
       throw error;
     }
     let outcome:
-      | { ok: true; result: Awaited<ReturnType<Extractor["extract"]>> }
+      | { ok: true; result: Reading }
       | { ok: false; reason: string };
     try {
       const bytes = await app.blobs.read(doc.sha256);
-      outcome = { ok: true, result: await this.#extractor.extract(bytes, doc.name) };
+      let result: Reading = await this.#extractor.extract(bytes, doc.name);
+      if (doc.preset === "standard") result = await this.#standard(doc, bytes, result);
+      else if (result.pages.length > 0 && result.pages.every((p) => p.image_only)) {
+        result = {
+          ...result,
+          not_indexed_reason: this.#options.standard?.transcriber
+            ? NO_TEXT_LAYER_REASON
+            : NO_TEXT_LAYER_NO_TRANSCRIBER_REASON,
+        };
+      }
+      outcome = { ok: true, result };
     } catch (error) {
       outcome = { ok: false, reason: reasonOf(error) };
     }
@@ -122,6 +161,9 @@ export class ProcessingWorker {
           page_count: outcome.result.page_count,
           pages_estimated: outcome.result.pages_estimated,
           pages: outcome.result.pages.map(withoutNul),
+          ...(outcome.result.not_indexed_reason
+            ? { not_indexed_reason: outcome.result.not_indexed_reason }
+            : {}),
         },
         metadata: meta,
       }]);
@@ -134,6 +176,77 @@ export class ProcessingWorker {
     }
   }
 
+  /**
+   * The Standard pass over a Basic reading: the PDF (the document, or an Office
+   * file's PDF copy, made now if there is none yet) is judged page by page, and
+   * pages with a missing, tiny or garbage text layer are transcribed.
+   */
+  async #standard(doc: DocumentRow, bytes: Uint8Array, basic: Reading): Promise<Reading> {
+    const app = this.#app;
+    const transcriber = this.#options.standard?.transcriber;
+    if (!transcriber || !this.#options.standard) {
+      throw new Error(
+        "The Standard preset needs a transcriber, and none is installed here: install tesseract-ocr or set SERGO_TRANSCRIBER",
+      );
+    }
+    const deps = { transcriber, renderPool: this.#options.standard.renderPool };
+    const stream = `document-${doc.document_id}`;
+    let pdf = bytes;
+    let reading: Reading = basic;
+    if (doc.type === "pptx" || doc.type === "docx") {
+      pdf = await this.#pdfCopy(doc, bytes, basic);
+      reading = await this.#extractor.extract(pdf, "copy.pdf");
+    } else if (doc.type !== "pdf") {
+      return basic; // Text and Markdown have no page images.
+    }
+    const wanted = pagesToTranscribe(reading as ExtractResult);
+    let lastReport = 0;
+    const outcomes = await transcribePages(pdf, wanted, deps, async (_page, done) => {
+      // Progress for the console and the CLI, at most every second (and at the end).
+      if (done < wanted.length && Date.now() - lastReport < 1000) return;
+      lastReport = Date.now();
+      await app.append(stream, [{
+        type: "TranscriptionProgressed",
+        data: { document_id: doc.document_id, pages_done: done, pages_total: wanted.length },
+        metadata: app.meta("system"),
+      }]);
+    });
+    const failed = outcomes.filter((o) => o.text === null);
+    let pages: ProcessedPage[];
+    let pageCount = basic.page_count;
+    let estimated = basic.pages_estimated;
+    if (doc.type === "docx") {
+      pages = docxPages(basic, reading, outcomes);
+      pageCount = reading.page_count;
+      estimated = false;
+    } else {
+      pages = mergeTranscriptions(basic.pages, outcomes);
+    }
+    if (hasNoText({ pages })) {
+      if (failed.length > 0) throw new Error(`The scan could not be read: ${failed[0]!.transcription.error}`);
+      return { ...basic, pages, not_indexed_reason: `No text: ${transcriber.engine} found none on any page` };
+    }
+    return { page_count: pageCount, pages_estimated: estimated, pages };
+  }
+
+  /** An Office file's PDF copy: the one made already, or one made now and recorded. */
+  async #pdfCopy(doc: DocumentRow, bytes: Uint8Array, basic: Reading): Promise<Uint8Array> {
+    const current = getDocument(this.#app.db, doc.document_id);
+    if (current?.pdf_copy_status === "made" && current.pdf_copy_sha256) {
+      return await this.#app.blobs.read(current.pdf_copy_sha256);
+    }
+    const type = doc.type as "pptx" | "docx";
+    const pdf = await convertToPdf(bytes, type);
+    const pages = await checkCopy(type, type === "pptx" ? basic.page_count : null, pdf);
+    const sha256 = await this.#app.blobs.write(pdf);
+    await this.#app.append(`document-${doc.document_id}`, [{
+      type: "PdfCopyMade",
+      data: { document_id: doc.document_id, sha256, page_count: pages },
+      metadata: this.#app.meta("system"),
+    }]);
+    return pdf;
+  }
+
   /** Waits for the documents being read now. */
   async drain(): Promise<void> {
     while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight.values()]);
@@ -144,6 +257,35 @@ export class ProcessingWorker {
     this.#stopped = true;
     await this.drain();
   }
+}
+
+/**
+ * A Word file's pages under Standard: the PDF copy's pages, each with the chunks
+ * that start on it and, where the copy's page was transcribed, the transcription
+ * as one more chunk under the last heading on that page.
+ */
+function docxPages(basic: Reading, copy: Reading, outcomes: readonly StandardPage[]): ProcessedPage[] {
+  const chunks = basic.pages.flatMap((p) => p.chunks ?? [{ section: null, text: p.text }]);
+  const starts = matchChunksToPages(chunks.map((c) => c.text), copy.pages.map((p) => p.text));
+  const byPage = new Map(outcomes.map((o) => [o.page, o]));
+  return copy.pages.map((copyPage) => {
+    const own = chunks.filter((_, i) => starts[i] === copyPage.page);
+    const outcome = byPage.get(copyPage.page);
+    let marked = copyPage.marked;
+    if (outcome?.text) {
+      own.push({ section: own.at(-1)?.section ?? null, text: outcome.text });
+      marked = outcome.marked;
+    }
+    const text = own.map((c) => c.text).join("\n\n");
+    return {
+      page: copyPage.page,
+      text,
+      chunks: own,
+      marked,
+      image_only: marked && text.trim() === "",
+      ...(outcome ? { transcription: outcome.transcription } : {}),
+    };
+  });
 }
 
 /**

@@ -8,6 +8,7 @@
 import type { VNode } from "preact";
 import type { DocumentRow, Folder } from "../../../projections/catalogue.ts";
 import { Alert } from "./layout.tsx";
+import { registeredTranscriber } from "../../processing/transcribers/choose.ts";
 
 const TYPE_LABELS: Record<string, string> = {
   pdf: "PDF",
@@ -26,7 +27,12 @@ export function typeLabel(type: string): string {
 export function Status({ doc }: { doc: DocumentRow }): VNode {
   if (doc.status === "searchable") return <span class="badge ok" data-status="searchable">Searchable</span>;
   if (doc.status === "processing") {
-    return <span class="badge busy" data-status="processing">Processing…</span>;
+    const p = doc.progress;
+    return (
+      <span class="badge busy" data-status="processing">
+        {p ? `Transcribing… ${p.pages_done} of ${p.pages_total} pages` : "Processing…"}
+      </span>
+    );
   }
   return (
     <span class="status-block" data-status="not_indexed">
@@ -67,6 +73,14 @@ export function canHavePdfCopy(doc: DocumentRow): boolean {
   return doc.type !== "pdf";
 }
 
+/** The Standard preset's option: enabled with the transcriber's name, or disabled saying none is installed. */
+export function StandardOption(): VNode {
+  const label = registeredTranscriber();
+  return label
+    ? <option value="standard">Standard (AI) — reads scanned pages with {label}</option>
+    : <option value="standard" disabled>Standard (AI) — no transcriber installed</option>;
+}
+
 /** Options of {@linkcode DocumentActions}. */
 export interface DocumentActionsProps {
   doc: DocumentRow;
@@ -101,7 +115,7 @@ export function DocumentActions({ doc, folders, rootLabel, afterDelete }: Docume
           Process again with
           <select name="preset">
             <option value="basic">Basic — text by rules</option>
-            <option value="standard" disabled>Standard (AI) — no model configured</option>
+            <StandardOption />
             <option value="none">None — keep it unindexed</option>
           </select>
         </label>

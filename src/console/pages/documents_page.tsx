@@ -7,7 +7,14 @@
  */
 import type { VNode } from "preact";
 import type { DocumentRow, Folder } from "../../../projections/catalogue.ts";
-import { DocumentActions, pageCount, PagesToView, Status, typeLabel } from "./document_parts.tsx";
+import {
+  DocumentActions,
+  pageCount,
+  PagesToView,
+  StandardOption,
+  Status,
+  typeLabel,
+} from "./document_parts.tsx";
 import { FolderLinks } from "./folder_tree.tsx";
 import { Alert, formatSize, Layout, type PageContext, Time } from "./layout.tsx";
 
@@ -136,6 +143,7 @@ export function DocumentsPage(props: DocumentsPageProps): VNode {
                 Processing
                 <select name="preset" id="upload-preset">
                   <option value="basic">Basic — text by rules</option>
+                  <StandardOption />
                   <option value="none">None — upload without processing</option>
                 </select>
               </label>

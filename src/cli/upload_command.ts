@@ -22,7 +22,7 @@ export async function uploadAndWait(
   input: { personId: string; folderId: string | null; files: string[]; preset: string; wait: boolean },
 ): Promise<number> {
   const ids: string[] = [];
-  let failures = 0;
+  const failures = 0;
   // Registers this machine's transcriber first, so that --preset standard is refused where nothing reads it.
   const standard = await openStandard(loadConfig([]).transcribe);
   try {

@@ -16,11 +16,18 @@ import { startServer } from "../../src/cli/serve.ts";
 import { createPersonalKey } from "../../src/domain/keys.ts";
 import { addPerson } from "../../src/domain/people.ts";
 import { tempDir } from "../helpers/temp.ts";
+import { NO_TEXT_LAYER_REASON } from "../../src/processing/standard.ts";
 import { CORPUS_DIR } from "../helpers/corpus.ts";
 
 const CORPUS = `${CORPUS_DIR}`;
 // The 400-page manual alone takes most of a minute on two cores; it is covered by the extractor tests.
 const SKIP = new Set(["irs-internal-revenue-manual-2-3-59-400p.pdf"]);
+// Every page an image without a text layer (Standard reads them: test/e2e/standard_test.ts).
+const SCANS = new Set([
+  "pdf/scanned-ru-inspection-certificate.pdf",
+  "pdf/scanned-text-page-image-only.pdf",
+  "pdf/scanned-zh-penalty-decision-ccitt.pdf",
+]);
 
 Deno.test("the corpus processes end to end over the API; hostile files fail alone with a reason", async () => {
   await using dir = await tempDir();
@@ -85,6 +92,10 @@ Deno.test("the corpus processes end to end over the API; hostile files fail alon
         if (doc.status === "not_indexed") {
           assert.ok(doc.reason && doc.reason.length > 10, `${path} has no reason`);
         } else assert.equal(doc.status, "searchable", path);
+      } else if (SCANS.has(path)) {
+        // A scan without a text layer has nothing Basic can search: it says what would read it.
+        assert.equal(doc.status, "not_indexed", path);
+        assert.equal(doc.reason, NO_TEXT_LAYER_REASON, path);
       } else if (doc.status !== "searchable") {
         failures.push(`${path}: ${doc.status} ${doc.reason ?? ""}`);
       }

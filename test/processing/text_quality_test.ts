@@ -1,0 +1,63 @@
+import assert from "node:assert/strict";
+import { extractPdf } from "../../src/processing/pdf_extract.ts";
+import { GARBAGE_MIN_WORDS, judgeTextLayer, oddWord, oddWordShare } from "../../src/processing/text_quality.ts";
+import { CORPUS_DIR } from "../helpers/corpus.ts";
+
+const read = async (name: string) => await extractPdf(await Deno.readFile(`${CORPUS_DIR}/pdf/${name}`));
+const verdicts = (r: Awaited<ReturnType<typeof read>>) =>
+  r.pages.map((p, i) => judgeTextLayer(p.text, r.layouts![i]!));
+
+Deno.test("the bad OCR layer of the Russian tax form is garbage on every page; scans without a layer are missing", async () => {
+  const tax = await read("scanned-ru-tax-form-bad-ocr.pdf");
+  assert.deepEqual(verdicts(tax), Array(8).fill("garbage"));
+  for (const page of tax.pages) assert.ok(oddWordShare(page.text).share >= 0.5, page.text.slice(0, 80));
+  assert.deepEqual(verdicts(await read("scanned-zh-penalty-decision-ccitt.pdf")), [
+    "missing",
+    "missing",
+    "missing",
+  ]);
+});
+
+Deno.test("good born-digital layers in many scripts are kept on every page", async () => {
+  for (
+    const name of [
+      "arabic-rtl-word-export.pdf",
+      "hebrew-rtl-word365.pdf",
+      "cjk-zh-quarterly-report.pdf",
+      "korean-card-benefits-tables.pdf",
+      "japanese-tex-notes.pdf",
+      "chelsea-active-transport-plan-fr.pdf",
+      "tracemonkey-pldi-paper.pdf",
+      "federal-register-2020-17221.pdf",
+    ]
+  ) {
+    const result = await read(name);
+    const kept = verdicts(result);
+    // Pages without any text but with a picture (a photo page) are "missing"; no text page is garbage.
+    assert.ok(!kept.includes("garbage"), `${name}: ${kept.join(",")}`);
+    for (const page of result.pages) {
+      const { share, words } = oddWordShare(page.text);
+      assert.ok(words < GARBAGE_MIN_WORDS || share < 0.25, `${name} p${page.page}: ${share}`);
+    }
+  }
+});
+
+Deno.test("odd words: misread glyphs are odd, names, codes, units and acronyms are not", () => {
+  for (const w of ["Hanoroo6nO>KeHVIS'I", "CyMMa", "npltl", "Knn", "HanOrOBbiH"]) assert.ok(oddWord(w), w);
+  for (
+    const w of [
+      "JavaScript",
+      "iPhone",
+      "PDFs",
+      "COVID19",
+      "10km",
+      "(2019)",
+      "McDonald",
+      "état",
+      "налога",
+      "2017年8月16日",
+    ]
+  ) {
+    assert.ok(!oddWord(w), w);
+  }
+});

@@ -140,7 +140,7 @@ export function loadConfig(
   if ((certFile === null) !== (keyFile === null)) {
     throw new ConfigError("Give both --cert and --key for https, or neither");
   }
-  const transcribe = loadTranscribeConfig();
+  const transcribe = loadTranscribeConfig(env);
   return {
     oauth: onOff("SERGO_OAUTH", env("SERGO_OAUTH") ?? "on"),
     oauthLoopbackClients: onOff("SERGO_OAUTH_LOOPBACK_CLIENTS", env("SERGO_OAUTH_LOOPBACK_CLIENTS") ?? "off"),
@@ -210,7 +210,7 @@ function embeddingsConfig(env: Environment): EmbeddingsConfig | null {
   return null;
 const ENGINES = ["auto", "tesseract", "openai", "anthropic", "none"] as const;
 
-function loadTranscribeConfig(): TranscribeConfig {
+function loadTranscribeConfig(env: (name: string) => string | undefined): TranscribeConfig {
   const engine = (env("SERGO_TRANSCRIBER") ?? "auto").toLowerCase();
   if (!(ENGINES as readonly string[]).includes(engine)) {
     throw new ConfigError(`SERGO_TRANSCRIBER must be one of ${ENGINES.join(", ")}, got "${engine}"`);

@@ -123,7 +123,11 @@ export async function createServices(
     health: () =>
       Promise.resolve({
         transcriber: services.transcriber
-          ? { ok: true, engine: services.transcriber }
+          ? {
+            ok: true,
+            engine: services.transcriber,
+            ...transcribeLimits(config),
+          }
           : { ok: false, detail: services.transcriberMissing ?? "none" },
         pdf_copies: converter.ok
           ? { converter: "libreoffice", ok: true }
@@ -138,4 +142,16 @@ export async function createServices(
     },
   };
   return services;
+}
+
+/** The transcription settings `/healthz` shows (never the vision key). */
+function transcribeLimits(config: Config): Record<string, number> {
+  const t = config.transcribe;
+  const vision = t.engine === "openai" || t.engine === "anthropic";
+  return vision ? { timeout_s: t.timeoutMs / 1000, concurrency: t.concurrency ?? 4, retries: t.retries } : {
+    dpi: t.dpi,
+    timeout_s: t.timeoutMs / 1000,
+    memory_mb: t.memoryMb,
+    concurrency: t.concurrency ?? navigator.hardwareConcurrency,
+  };
 }

@@ -71,7 +71,10 @@ export function oddWord(token: string): boolean {
       continue;
     }
     // A Latin word with no vowel at all (npltl, Knn: Cyrillic read as Latin) is no word; acronyms are all capitals.
-    if (/^\p{sc=Latin}{3,}$/u.test(part) && LOWER.test(part) && !/^\p{Lu}+s$/u.test(part) && !/[aeiouyAEIOUY\u00c0-\u024f]/u.test(part)) {
+    if (
+      /^\p{sc=Latin}{3,}$/u.test(part) && LOWER.test(part) && !/^\p{Lu}+s$/u.test(part) &&
+      !/[aeiouyAEIOUY\u00c0-\u024f]/u.test(part)
+    ) {
       return true;
     }
     // Capitals then small letters (CTp, IIITOroM): an acronym's plural is its only real form (PDFs, IDs).

@@ -287,6 +287,27 @@ Deno.test("a bad value of any SERGO_* setting stops serve with exit code 2 and o
       ["SERGO_PUBLIC_URL", "sergo.example", 'SERGO_PUBLIC_URL "sergo.example" must be an http or https URL'],
       ["SERGO_TLS_CERT", "cert.pem", "Give both --cert and --key for https, or neither"],
       ["SERGO_TLS_KEY", "key.pem", "Give both --cert and --key for https, or neither"],
+      [
+        "SERGO_TRANSCRIBER",
+        "gpt",
+        'SERGO_TRANSCRIBER must be one of auto, tesseract, openai, anthropic, none, got "gpt"',
+      ],
+      ["SERGO_TRANSCRIBER", "openai", "SERGO_TRANSCRIBER=openai needs SERGO_VISION_URL, the endpoint's URL"],
+      [
+        "SERGO_TESSERACT_LANGUAGES",
+        "English",
+        'SERGO_TESSERACT_LANGUAGES must list Tesseract language codes such as eng,rus,chi_sim, got "English"',
+      ],
+      ["SERGO_TRANSCRIBE_DPI", "1200", "SERGO_TRANSCRIBE_DPI must be between 100 and 600, got 1200"],
+      ["SERGO_TRANSCRIBE_TIMEOUT_S", "0", "SERGO_TRANSCRIBE_TIMEOUT_S must be between 1 and 3600, got 0"],
+      ["SERGO_TESSERACT_MEMORY_MB", "lots", 'SERGO_TESSERACT_MEMORY_MB must be a whole number, got "lots"'],
+      ["SERGO_TRANSCRIBE_CONCURRENCY", "0", "SERGO_TRANSCRIBE_CONCURRENCY must be between 1 and 64, got 0"],
+      [
+        "SERGO_VISION_URL",
+        "localhost:8080",
+        'SERGO_VISION_URL "localhost:8080" must be an http or https URL',
+      ],
+      ["SERGO_VISION_RETRIES", "11", "SERGO_VISION_RETRIES must be between 0 and 10, got 11"],
     ] as const
   ) {
     const env: Record<string, string> = { SERGO_PORT: "0", [name]: value };
@@ -297,4 +318,55 @@ Deno.test("a bad value of any SERGO_* setting stops serve with exit code 2 and o
     assert.equal(stderr, message, `${name}=${value}`);
   }
   await assert.rejects(Deno.stat(`${dir.path}/data/events.db`), Deno.errors.NotFound, "nothing was written");
+});
+
+Deno.test("the transcription settings decide Standard's transcriber, as /healthz and the API show", async () => {
+  await using dir = await tempDir("sergo-transcribe-settings-");
+  const health = async (env: Record<string, string>) => {
+    const server = await started(serve({ SERGO_DATA: `${dir.path}/data`, SERGO_PORT: "0", ...env }));
+    try {
+      const url = / at (https?:\/\/\S+)/.exec(server.line)![1]!;
+      return (await (await fetch(`${url}/healthz`)).json()).transcriber;
+    } finally {
+      await server.stop();
+    }
+  };
+  // SERGO_TESSERACT_LANGUAGES, SERGO_TRANSCRIBE_DPI, _TIMEOUT_S, SERGO_TESSERACT_MEMORY_MB, _CONCURRENCY.
+  const tesseract = await health({
+    SERGO_TESSERACT_LANGUAGES: "rus,eng,xho",
+    SERGO_TRANSCRIBE_DPI: "200",
+    SERGO_TRANSCRIBE_TIMEOUT_S: "30",
+    SERGO_TESSERACT_MEMORY_MB: "800",
+    SERGO_TRANSCRIBE_CONCURRENCY: "1",
+  });
+  assert.match(
+    tesseract.engine,
+    /^Tesseract 5\.\d+\.\d+ \(rus, eng\)$/,
+    "languages not installed are left out",
+  );
+  assert.deepEqual(
+    {
+      dpi: tesseract.dpi,
+      timeout_s: tesseract.timeout_s,
+      memory_mb: tesseract.memory_mb,
+      c: tesseract.concurrency,
+    },
+    { dpi: 200, timeout_s: 30, memory_mb: 800, c: 1 },
+  );
+  // SERGO_TRANSCRIBER=none: Standard is off, and says so.
+  assert.deepEqual(await health({ SERGO_TRANSCRIBER: "none" }), {
+    ok: false,
+    detail: "SERGO_TRANSCRIBER is none",
+  });
+  // SERGO_TRANSCRIBER=openai with SERGO_VISION_URL, _MODEL, _API_KEY, _RETRIES: the key is never shown.
+  const vision = await health({
+    SERGO_TRANSCRIBER: "openai",
+    SERGO_VISION_URL: "http://127.0.0.1:9/v1/chat/completions",
+    SERGO_VISION_MODEL: "qwen2.5-vl",
+    SERGO_VISION_API_KEY: "sk-never-shown",
+    SERGO_VISION_RETRIES: "2",
+  });
+  assert.equal(vision.engine, "qwen2.5-vl at 127.0.0.1:9 (OpenAI-compatible)");
+  assert.equal(vision.retries, 2);
+  assert.ok(!JSON.stringify(vision).includes("sk-never-shown"));
 });

@@ -40,7 +40,7 @@ export const TASK_PERMISSIONS = [
   "--allow-env",
   "--allow-sys",
   "--allow-ffi",
-  "--allow-run=soffice,libreoffice,prlimit,deno",
+  "--allow-run=soffice,libreoffice,prlimit,tesseract,deno",
 ];
 
 /** Runs the CLI in a subprocess with the project's task permissions; returns exit code and output. */

@@ -1,6 +1,11 @@
 import assert from "node:assert/strict";
 import { extractPdf } from "../../src/processing/pdf_extract.ts";
-import { GARBAGE_MIN_WORDS, judgeTextLayer, oddWord, oddWordShare } from "../../src/processing/text_quality.ts";
+import {
+  GARBAGE_MIN_WORDS,
+  judgeTextLayer,
+  oddWord,
+  oddWordShare,
+} from "../../src/processing/text_quality.ts";
 import { CORPUS_DIR } from "../helpers/corpus.ts";
 
 const read = async (name: string) => await extractPdf(await Deno.readFile(`${CORPUS_DIR}/pdf/${name}`));

@@ -199,7 +199,12 @@ export class ProcessingWorker {
     } else if (doc.type !== "pdf") {
       return basic; // Text and Markdown have no page images.
     }
-    const wanted = pagesToTranscribe(reading as ExtractResult);
+    // A slide's text is what Basic read from its shapes (the copy adds the layout's and master's text), with
+    // the pictures its copy's page draws; a Word file's pages are its copy's own.
+    const judged = doc.type === "pptx" && reading.pages.length === basic.pages.length
+      ? { ...reading, pages: basic.pages }
+      : reading;
+    const wanted = pagesToTranscribe(judged as ExtractResult);
     let lastReport = 0;
     const outcomes = await transcribePages(pdf, wanted, deps, async (_page, done) => {
       // Progress for the console and the CLI, at most every second (and at the end).

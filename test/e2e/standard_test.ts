@@ -148,6 +148,10 @@ Deno.test("Standard reads every scanned PDF of the corpus: search finds and read
       "Cyrillic pages are read as Russian",
     );
     assert.equal(pagesOf("scanned-zh-penalty-decision-ccitt.pdf")[0]!.transcription?.languages, "chi_sim");
+    // The upside-down pages of the Docling scan are turned and read like the upright ones.
+    const docling = pagesOf("scanned-text-page-image-only.pdf");
+    assert.deepEqual(docling.map((p) => p.transcription?.rotated), [undefined, 180, undefined, 180]);
+    for (const page of docling) assert.match(page.text, /Docling bundles PDF document conversion/);
     // A good born-digital layer is kept as Basic read it.
     const arabic = pagesOf("arabic-rtl-word-export.pdf");
     assert.equal(arabic[0]!.transcription, undefined);

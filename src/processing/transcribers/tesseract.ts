@@ -51,6 +51,26 @@ export const DEFAULT_LANGUAGES = ["eng", "rus", "chi_sim", "ara", "fas", "fra", 
 export const ROTATE_CONFIDENCE = 14;
 
 /**
+ * Below {@link ROTATE_CONFIDENCE} and from this confidence, a page OSD finds turned is
+ * read both ways and the reading Tesseract is surer of is kept: on the corpus's
+ * upside-down scan (`scanned-text-page-image-only.pdf`, pages 2 and 4, three lines
+ * of text) OSD says 180° with a confidence of only 2.4, and ocrmypdf's threshold
+ * alone would read it upside down.
+ */
+export const ROTATE_TRY_CONFIDENCE = 1;
+
+/** The mean word confidence (0–100) in Tesseract's hOCR output; 0 when it found no word. */
+export function meanWordConfidence(hocr: string): number {
+  let sum = 0;
+  let n = 0;
+  for (const m of hocr.matchAll(/x_wconf (\d+)/g)) {
+    sum += Number(m[1]);
+    n++;
+  }
+  return n === 0 ? 0 : sum / n;
+}
+
+/**
  * A page whose layout analysis finds pictures covering at least this fraction of it
  * holds a figure (the same fraction as Basic's large picture).
  */
@@ -369,24 +389,38 @@ export function createTesseract(install: TesseractInstall, options: TesseractOpt
         // OSD gives up on pages with too little text ("Too few characters"); the page is still read.
         if (error instanceof TranscribeError && /longer than|memory|CPU/.test(error.message)) throw error;
       }
-      let rotated = 0;
-      if (osd && osd.rotate !== 0 && osd.orientationConfidence >= ROTATE_CONFIDENCE) {
-        rotated = osd.rotate;
-        await Deno.writeFile(input, rotatePgm(image.bytes, osd.rotate));
-      }
       const script = osd?.script ?? hint.documentScript;
       const langs = languagesForScript(script, languages).join("+");
-      await run(
-        [input, join(dir, "out"), "-l", langs, "--psm", "3", "--dpi", density, "txt", "hocr"],
-        dir,
-        deadline,
-      );
-      const text = (await Deno.readTextFile(join(dir, "out.txt"))).replace(/\f/g, "").replace(
-        /[ \t]+\n/g,
-        "\n",
-      )
-        .replace(/\n{3,}/g, "\n\n").trim();
-      const layout = parseHocrLayout(await Deno.readTextFile(join(dir, "out.hocr")));
+      const recognize = async (pgm: Uint8Array, name: string) => {
+        const path = join(dir, `${name}.pgm`);
+        await Deno.writeFile(path, pgm);
+        const base = join(dir, name);
+        await run([path, base, "-l", langs, "--psm", "3", "--dpi", density, "txt", "hocr"], dir, deadline);
+        const hocr = await Deno.readTextFile(`${base}.hocr`);
+        const text = (await Deno.readTextFile(`${base}.txt`)).replace(/\f/g, "").replace(/[ \t]+\n/g, "\n")
+          .replace(/\n{3,}/g, "\n\n").trim();
+        return { text, hocr, confidence: meanWordConfidence(hocr) };
+      };
+      let rotated = 0;
+      let read;
+      if (osd && osd.rotate !== 0 && osd.orientationConfidence >= ROTATE_CONFIDENCE) {
+        rotated = osd.rotate;
+        read = await recognize(rotatePgm(image.bytes, osd.rotate), "turned");
+      } else if (osd && osd.rotate !== 0 && osd.orientationConfidence >= ROTATE_TRY_CONFIDENCE) {
+        // OSD is unsure (a short text): read both ways and keep the one Tesseract is surer of.
+        const upright = await recognize(image.bytes, "as-is");
+        const turned = await recognize(rotatePgm(image.bytes, osd.rotate), "turned");
+        if (turned.confidence > upright.confidence) {
+          rotated = osd.rotate;
+          read = turned;
+        } else {
+          read = upright;
+        }
+      } else {
+        read = await recognize(image.bytes, "as-is");
+      }
+      const text = read.text;
+      const layout = parseHocrLayout(read.hocr);
       return {
         text,
         figure: layout.pictureFraction >= FIGURE_PICTURE_FRACTION || layout.separators >= TABLE_SEPARATORS,

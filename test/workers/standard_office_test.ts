@@ -1,8 +1,7 @@
 /**
  * Standard on Office files, through their PDF copies (LibreOffice) and the real
- * Tesseract: a slide whose shapes hold no text, and a Word page that is a
- * pasted screenshot of a paper, become text; slides and pages with their own
- * text keep it.
+ * Tesseract: a slide that is a scanned page, and a Word page that is a pasted
+ * screenshot of a paper, become text; pages with their own text keep it.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -18,6 +17,12 @@ import { CORPUS_DIR } from "../helpers/corpus.ts";
 import { needs } from "../helpers/dependencies.ts";
 import { tempDir } from "../helpers/temp.ts";
 
+/**
+ * A deck of one slide holding page 2 of the corpus's `scanned-text-page-image-only.pdf` as a picture
+ * (`soffice --infilter=impress_pdf_import --convert-to pptx` of that page alone).
+ */
+const DECK = new URL("../fixtures/scanned-page-slide.pptx", import.meta.url).pathname;
+
 Deno.test("Standard reads a PowerPoint and a Word file through their PDF copies", async () => {
   await needs("soffice");
   await needs("tesseract");
@@ -29,13 +34,13 @@ Deno.test("Standard reads a PowerPoint and a Word file through their PDF copies"
     assert.ok(standard.reading.transcriber, standard.missing ?? "");
     const person = await addPerson(app, { name: "Ava Bennett", email: "ava@example.com" });
     const ids: string[] = [];
-    for (const file of ["pptx/indonesian-biology-text-heavy.pptx", "docx/markitdown-test-doc.docx"]) {
+    for (const file of [DECK, join(CORPUS_DIR, "docx/markitdown-test-doc.docx")]) {
       const temp = await app.blobs.tempPath();
-      await Deno.copyFile(join(CORPUS_DIR, file), temp);
+      await Deno.copyFile(file, temp);
       const doc = await uploadFile(app, {
         personId: person.person_id,
         folderId: null,
-        name: file.split("/")[1]!,
+        name: file.split("/").pop()!,
         tempPath: temp,
         preset: "standard",
       }, "t");
@@ -56,16 +61,13 @@ Deno.test("Standard reads a PowerPoint and a Word file through their PDF copies"
       assert.ok(processed?.type === "DocumentProcessed");
       return processed.data.pages;
     };
-    // The deck: slide 15's own shapes hold no text (Basic finds it image-only); its copy's page shows the
-    // layout's title and buttons over pictures (the paragraph in its seed picture is too coarse to read).
+    // The deck: one slide that is a scanned page (upside down), with no text of its own.
     const slides = pagesOf(deck!.document_id);
-    assert.equal(slides.length, 28);
-    assert.equal(slides[14]!.transcription?.because, "missing");
-    assert.match(slides[14]!.text, /PERTUMBUHAN/);
-    assert.match(slides[14]!.text, /Menu/);
-    assert.equal(deck!.image_only_pages.includes(15), false);
-    assert.ok(slides.filter((s) => s.transcription).length <= 6, "slides with their own text keep it");
-    assert.equal(slides[0]!.transcription, undefined);
+    assert.equal(slides.length, 1);
+    assert.equal(slides[0]!.transcription?.because, "missing");
+    assert.equal(slides[0]!.transcription?.rotated, 180);
+    assert.match(slides[0]!.text, /Docling bundles PDF document conversion/);
+    assert.deepEqual(deck!.image_only_pages, []);
     // The Word file: its copy's page 3 is a pasted screenshot of the AutoGen paper's first page.
     assert.equal(word!.pages_estimated, false, "pages are the copy's");
     const page3 = getPages(app.db, word!.document_id, 3, 3)[0]!;

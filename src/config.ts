@@ -208,6 +208,8 @@ function embeddingsConfig(env: Environment): EmbeddingsConfig | null {
     return { provider: "onnx", dir, prefixes };
   }
   return null;
+}
+
 const ENGINES = ["auto", "tesseract", "openai", "anthropic", "none"] as const;
 
 function loadTranscribeConfig(env: (name: string) => string | undefined): TranscribeConfig {

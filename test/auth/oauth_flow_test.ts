@@ -354,6 +354,12 @@ Deno.test("the whole flow with a client metadata document: consent makes a key, 
     },
   );
 
+  await t.step("the audit page shows the app being allowed and its calls through OAuth", async () => {
+    const page = await (await browser.fetch("/audit")).text();
+    assert.ok(page.includes("oauth app allowed"));
+    assert.ok(page.includes("through OAuth app “Research Desk”"));
+  });
+
   await t.step("the audit export shows who let which app read what, and no code or token hash", async () => {
     const exported = await browser.fetch("/api/audit/export?format=jsonl");
     assert.equal(exported.status, 200);

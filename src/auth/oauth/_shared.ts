@@ -6,6 +6,7 @@
  */
 import { hashSecret } from "../key_format.ts";
 import { randomId } from "../../domain/ids.ts";
+import { readBodyText } from "../../http/read_body.ts";
 
 /** The OAuth settings of an install. */
 export interface OAuthSettings {
@@ -91,17 +92,12 @@ export function isLoopbackHost(hostname: string): boolean {
   return host === "localhost" || host === "::1" || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
-/** Reads a small request body as text; null when it is larger than `limit` bytes. */
-export async function readSmallBody(request: Request, limit: number): Promise<string | null> {
-  if (!request.body) return "";
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of request.body) {
-    size += chunk.byteLength;
-    if (size > limit) return null;
-    chunks.push(chunk);
-  }
-  return new TextDecoder().decode(await new Blob(chunks as BlobPart[]).arrayBuffer());
+/**
+ * Reads a small request body as text; null when it is larger than `limit`
+ * bytes; a body that has not arrived in 30 s is answered 408 (see `read_body.ts`).
+ */
+export function readSmallBody(request: Request, limit: number): Promise<string | null> {
+  return readBodyText(request, limit);
 }
 
 /** Counts events per key over a sliding hour, for rate limits. */

@@ -23,7 +23,14 @@ import { DomainError } from "../../domain/errors.ts";
 import { createAgentKey, requireAgentKey } from "../../domain/keys.ts";
 import { newId } from "../../domain/ids.ts";
 import { CSRF_COOKIE, type Services } from "../../services.ts";
-import { CODE_PREFIX, issuerOf, newSecret, type OAuthSettings, RESOURCE_PATHS } from "./_shared.ts";
+import {
+  CODE_PREFIX,
+  issuerOf,
+  newSecret,
+  type OAuthSettings,
+  readSmallBody,
+  RESOURCE_PATHS,
+} from "./_shared.ts";
 import { ClientDirectory, ClientError, type ClientInfo, redirectAllowed } from "./clients.ts";
 import {
   AuthorizationErrorPage,
@@ -257,14 +264,6 @@ export function createAuthorize(
   };
 }
 
-async function readForm(request: Request): Promise<string | null> {
-  if (!request.body) return "";
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of request.body) {
-    size += chunk.byteLength;
-    if (size > MAX_FORM_BYTES) return null;
-    chunks.push(chunk);
-  }
-  return new TextDecoder().decode(await new Blob(chunks as BlobPart[]).arrayBuffer());
+function readForm(request: Request): Promise<string | null> {
+  return readSmallBody(request, MAX_FORM_BYTES);
 }

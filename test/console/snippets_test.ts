@@ -13,6 +13,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { type OAuthWorld, startOAuthWorld } from "../auth/_oauth.ts";
 import "../../src/console/assets/snippets.js";
+import { needs } from "../helpers/dependencies.ts";
 
 interface Snippet {
   id: string;
@@ -207,7 +208,7 @@ Deno.test({
           "Claude Desktop's file takes commands, not URLs",
         );
         const home = await Deno.makeTempDir({ prefix: "sergo-mcp-remote-" });
-        const child = new Deno.Command(server.command, {
+        const child = new Deno.Command(await needs(server.command), {
           args: server.args,
           env: { ...server.env, MCP_REMOTE_CONFIG_DIR: home, npm_config_update_notifier: "false" },
           stdin: "piped",
@@ -267,7 +268,7 @@ Deno.test({
 
     await t.step("Sagewai: connect_http and connect_sse, valid Python, both URLs working", async () => {
       const text = byId(snippets, "sagewai").text;
-      const check = await new Deno.Command("python3", {
+      const check = await new Deno.Command(await needs("python3"), {
         args: [
           "-c",
           "import ast, sys; ast.parse('async def f():\\n' + ''.join('    ' + l + '\\n' for l in sys.stdin.read().splitlines()))",
@@ -290,7 +291,11 @@ Deno.test({
     await t.step("Python: the snippet runs as written with the official SDK", async () => {
       const file = await Deno.makeTempFile({ suffix: ".py" });
       await Deno.writeTextFile(file, byId(snippets, "python").text.replace("what to look for", QUERY));
-      const run = await new Deno.Command("python3", { args: [file], stdout: "piped", stderr: "piped" })
+      const run = await new Deno.Command(await needs("python3"), {
+        args: [file],
+        stdout: "piped",
+        stderr: "piped",
+      })
         .output();
       await Deno.remove(file);
       assert.equal(run.code, 0, new TextDecoder().decode(run.stderr));

@@ -97,7 +97,7 @@ Deno.test({
     await using world = await startOAuthWorld();
     await world.processed();
     const browser = await launch();
-    const python = new Deno.Command("python3", {
+    const python = new Deno.Command(await needs("python3"), {
       args: [PYTHON_CLIENT, `${world.url}/mcp`, "MarkItDown converting files to Markdown"],
       stdin: "piped",
       stdout: "piped",

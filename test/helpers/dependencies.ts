@@ -92,6 +92,22 @@ export const DEPENDENCIES = {
     attempts: 2,
     install: "apt-get install postgresql",
   },
+  python3: {
+    // The official MCP Python SDK's clients run under it (`.ci/run` installs the pinned `mcp`).
+    commands: ["python3"],
+    versionArgs: ["--version"],
+    timeoutMs: 20_000,
+    attempts: 2,
+    install: "apt-get install python3 python3-pip && python3 -m pip install mcp==2.3.0",
+  },
+  npx: {
+    // Runs mcp-remote from npm, as the Claude Desktop snippet does.
+    commands: ["npx"],
+    versionArgs: ["--version"],
+    timeoutMs: 30_000,
+    attempts: 2,
+    install: "apt-get install npm",
+  },
   haproxy: {
     commands: ["haproxy"],
     folders: ["/usr/sbin", "/sbin"],

@@ -12,6 +12,7 @@ import {
   type SseTransport,
 } from "../../src/mcp/transports/sse.ts";
 import { buildWorld, type World } from "./_world.ts";
+import { needs } from "../helpers/dependencies.ts";
 import { startServer } from "../../src/cli/serve.ts";
 import { loadConfig } from "../../src/config.ts";
 import { addPerson } from "../../src/domain/people.ts";
@@ -99,7 +100,7 @@ Deno.test("the official Python SDK's sse_client lists the tools and searches thr
   await using served = await serve();
   const { world, url } = served;
   const query = "AutoGen multi-agent framework";
-  const run = new Deno.Command("python3", {
+  const run = new Deno.Command(await needs("python3"), {
     args: [PYTHON_CLIENT, `${url}/sse`, world.keys.all, query],
     stdout: "piped",
     stderr: "piped",

@@ -194,6 +194,26 @@ Deno.test("semantic search: vectors recorded after processing, fused results, sc
     assert.ok(lexical.groups.length > 0);
     const down = (await health(server.url)).search as { last_error?: string };
     assert.match(down.last_error ?? "", /answered HTTP 503/);
+
+    // A document whose vectors are not ready (the model is still down) is found lexically.
+    await cli([
+      "upload",
+      "--person",
+      "ava@example.com",
+      "--folder",
+      "Stories",
+      `${CORPUS_DIR}/text/fake-text-utf16-bom.txt`,
+      ...d,
+    ]);
+    const waiting = async () =>
+      ((await health(server.url)).search as { documents: { waiting: number } }).documents.waiting;
+    const started = Date.now();
+    while (await waiting() !== 1) {
+      assert.ok(Date.now() - started < 10_000, "the new document was not counted as waiting for vectors");
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const blankets = await mcpSearch(server.url, key, "fuzzy blankets");
+    assert.equal(blankets.groups[0]?.document, "fake-text-utf16-bom.txt");
     model.failWith = null;
   } finally {
     await server.stop();
@@ -207,9 +227,9 @@ Deno.test("semantic search: vectors recorded after processing, fused results, sc
   const requestsBefore = model.requests;
   server = await startServer(inProcess, { quiet: true });
   try {
-    await vectorsReady(server.url, 3);
+    await vectorsReady(server.url, 4);
     const events = server.app.store.readFrom(0, 100_000).filter((e) => e.type === "PassagesEmbedded");
-    assert.equal(events.length, 6);
+    assert.equal(events.length, 7);
     assert.ok(
       events.slice(3).every((e) => e.type === "PassagesEmbedded" && e.data.model.startsWith("onnx:")),
     );

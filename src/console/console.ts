@@ -187,7 +187,15 @@ export function createConsole(services: Services, options: ConsoleOptions = {}):
         const base = publicUrl(services, request);
         if (path === "/keys") {
           const keys = listAgentKeys(db, person.person_id).map((k) => keyView(services, k, root));
-          return render(KeysPage({ context, keys, folders, documents, rootLabel: root, publicUrl: base }));
+          return render(KeysPage({
+            context,
+            keys,
+            folders,
+            documents,
+            rootLabel: root,
+            publicUrl: base,
+            oauth: services.config.oauth,
+          }));
         }
         const key = requireAgentKey(db, person.person_id, path.slice("/keys/".length));
         return render(KeyPage({
@@ -197,6 +205,7 @@ export function createConsole(services: Services, options: ConsoleOptions = {}):
           documents,
           rootLabel: root,
           publicUrl: base,
+          oauth: services.config.oauth,
           apps: activeGrantsOfKey(db, key.key_id),
         }));
       }

@@ -102,6 +102,10 @@ Deno.test("with SERGO_OAUTH=off there is no discovery and no challenge, and the 
   const register = await fetch(`${world.url}/oauth/register`, { method: "POST", body: "{}" });
   assert.equal(register.status, 404);
   await register.body?.cancel();
+  // The console then offers no connector snippet (snippets.js reads the panel's data-oauth).
+  const browser = new Browser(world.url);
+  await browser.signIn(world.email, world.password);
+  assert.match(await (await browser.fetch("/keys")).text(), /id="secret"[^>]*data-oauth="off"/);
 });
 
 Deno.test("the whole flow with a client metadata document: consent makes a key, the token acts as it until revoked", async (t) => {

@@ -26,7 +26,7 @@ interface Snippet {
 
 const { connectionSnippets, MCP_REMOTE } = (globalThis as unknown as {
   SergoSnippets: {
-    connectionSnippets(name: string, url: string, value: string): Snippet[];
+    connectionSnippets(name: string, url: string, value: string, options?: { oauth: boolean }): Snippet[];
     MCP_REMOTE: string;
   };
 }).SergoSnippets;
@@ -337,4 +337,11 @@ Deno.test("a public http URL gets mcp-remote's --allow-http; loopback and https 
   assert.ok(args("http://sergo.internal:8787").includes("--allow-http"));
   assert.ok(!args("http://127.0.0.1:8787").includes("--allow-http"));
   assert.ok(!args("https://sergo.example.com").includes("--allow-http"));
+});
+
+Deno.test("with OAuth off there is no connector snippet, and Claude Desktop's hint does not offer one", () => {
+  const off = connectionSnippets("k", "https://sergo.example.com", "v", { oauth: false });
+  assert.equal(off.find((s) => s.id === "connector"), undefined);
+  assert.ok(!off.find((s) => s.id === "claude-desktop")!.where.includes("connector"));
+  assert.equal(off.length, connectionSnippets("k", "https://sergo.example.com", "v").length - 1);
 });

@@ -10,7 +10,8 @@
   /** Fills the snippets list: one heading, hint, block and copy button per app (see snippets.js). */
   function showSnippets(list, name, publicUrl, value) {
     list.replaceChildren();
-    for (const s of globalThis.SergoSnippets.connectionSnippets(name, publicUrl, value)) {
+    const oauth = panel.dataset.oauth !== "off";
+    for (const s of globalThis.SergoSnippets.connectionSnippets(name, publicUrl, value, { oauth })) {
       const item = document.createElement("div");
       item.className = "snippet";
       item.dataset.snippet = s.id;

@@ -21,9 +21,10 @@
   /**
    * The snippets for one key, in the order the console shows them. Each has
    * an `id`, the `app` it is for, a `title`, what to do with it (`where`),
-   * its `language` and its `text`.
+   * its `language` and its `text`. Without OAuth (`SERGO_OAUTH=off`) there
+   * is no connector snippet: connector apps can only sign in.
    */
-  function connectionSnippets(name, publicUrl, value) {
+  function connectionSnippets(name, publicUrl, value, options = { oauth: true }) {
     const base = publicUrl.replace(/\/+$/, "");
     const mcp = `${base}/mcp`;
     const sse = `${base}/sse`;
@@ -60,13 +61,14 @@
         app: "Claude Desktop",
         title: "Claude Desktop",
         where:
-          "Add to claude_desktop_config.json (it launches local commands, so mcp-remote from npm carries the header; needs Node.js). Or, with OAuth on, add a custom connector with the URL below and sign in.",
+          "Add to claude_desktop_config.json (it launches local commands, so mcp-remote from npm carries the header; needs Node.js)." +
+          (options.oauth ? " Or add a custom connector with the URL below and sign in." : ""),
         language: "json",
         text: json({
           mcpServers: { [name]: { command: "npx", args: remoteArgs, env: { SERGO_AUTH: bearer } } },
         }),
       },
-      {
+      options.oauth && {
         id: "connector",
         app: "Claude and ChatGPT connectors",
         title: "claude.ai, Claude Desktop and ChatGPT connectors (OAuth)",
@@ -145,7 +147,7 @@
           "await client.close();",
         ].join("\n"),
       },
-    ];
+    ].filter(Boolean);
   }
 
   globalThis.SergoSnippets = { connectionSnippets, MCP_REMOTE };

@@ -42,6 +42,8 @@ export interface KeysPageProps {
   documents: readonly PickableDocument[];
   rootLabel: string;
   publicUrl: string;
+  /** Whether connector apps can sign in with OAuth (`SERGO_OAUTH`); default on. */
+  oauth?: boolean;
 }
 
 /** The rules of a key name, as the form states them. */
@@ -105,10 +107,18 @@ function KeyFields(
 
 /** The panel that shows a new key value once, with the Claude Code command and the `mcpServers` JSON. */
 export function SecretPanel(
-  { id, publicUrl, agent }: { id: string; publicUrl: string; agent: boolean },
+  { id, publicUrl, agent, oauth = true }: { id: string; publicUrl: string; agent: boolean; oauth?: boolean },
 ): VNode {
   return (
-    <section class="secret card" id={id} hidden data-public-url={publicUrl} tabindex={-1} aria-live="polite">
+    <section
+      class="secret card"
+      id={id}
+      hidden
+      data-public-url={publicUrl}
+      data-oauth={oauth ? "on" : "off"}
+      tabindex={-1}
+      aria-live="polite"
+    >
       <h2 data-slot="title">Your new key</h2>
       <p class="warning">
         Copy it now: this is the only time Sergo shows it. Only its fingerprint is stored.
@@ -159,7 +169,7 @@ export function KeysPage(props: KeysPageProps): VNode {
           </p>
         </div>
       </header>
-      <SecretPanel id="secret" publicUrl={props.publicUrl} agent />
+      <SecretPanel id="secret" publicUrl={props.publicUrl} agent oauth={props.oauth} />
       {props.keys.length === 0 ? <p class="empty">No agent keys yet.</p> : (
         <ul class="key-list">
           {props.keys.map((k) => (
@@ -214,6 +224,8 @@ export interface KeyPageProps {
   documents: readonly PickableDocument[];
   rootLabel: string;
   publicUrl: string;
+  /** Whether connector apps can sign in with OAuth (`SERGO_OAUTH`); default on. */
+  oauth?: boolean;
   /** The apps acting as this key through OAuth. */
   apps?: readonly OAuthGrant[];
 }
@@ -246,7 +258,7 @@ export function KeyPage(props: KeyPageProps): VNode {
           ))}
         </div>
       </header>
-      <SecretPanel id="secret" publicUrl={props.publicUrl} agent />
+      <SecretPanel id="secret" publicUrl={props.publicUrl} agent oauth={props.oauth} />
       <KeyApps apps={props.apps ?? []} csrf={props.context.csrf} />
       <section class="card" aria-labelledby="edit-title">
         <h2 id="edit-title">Settings</h2>

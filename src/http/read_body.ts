@@ -6,12 +6,15 @@
  * @module
  */
 import { DomainError } from "../domain/errors.ts";
+import { Deadlines } from "./deadlines.ts";
 
 /** How long a JSON body (MCP, API) may take to arrive in full. */
 export const BODY_TIMEOUT_MS = 30_000;
 
 /** The longest an upload's body may pause between two chunks. */
 export const UPLOAD_IDLE_MS = 30_000;
+
+let bodyDeadlines = new Deadlines(BODY_TIMEOUT_MS);
 
 /** The error of a body that did not arrive in time; `408 Request Timeout`. */
 export function slowBody(ms: number, what: "arrive in full" | "send anything for"): DomainError {
@@ -36,27 +39,35 @@ export async function readBodyText(
   timeoutMs: number = BODY_TIMEOUT_MS,
 ): Promise<string | null> {
   const length = request.headers.get("content-length");
-  if (length !== null && /^\d+$/.test(length) && Number(length) > limit) return null;
+  const declared = length !== null && /^\d+$/.test(length) ? Number(length) : null;
+  if (declared !== null && declared > limit) return null;
   if (!request.body) return "";
   const reader = request.body.getReader();
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<"late">((resolve) => timer = setTimeout(resolve, timeoutMs, "late"));
+  if (bodyDeadlines.ms !== timeoutMs) bodyDeadlines = new Deadlines(timeoutMs);
+  let done: () => void = () => {};
+  const late = new Promise<"late">((resolve) => done = bodyDeadlines.start(() => resolve("late")));
+  // A declared length is read into one buffer of that size, and is complete once it is full.
+  const whole = declared !== null ? new Uint8Array(declared) : null;
   const chunks: Uint8Array[] = [];
   let size = 0;
+  let complete = false;
   try {
-    for (;;) {
+    while (declared === null || size < declared) {
       const next = await Promise.race([reader.read(), late]);
       if (next === "late") throw slowBody(timeoutMs, "arrive in full");
       if (next.done) break;
+      if (size + next.value.byteLength > (whole?.byteLength ?? limit)) return null;
+      if (whole) whole.set(next.value, size);
+      else chunks.push(next.value);
       size += next.value.byteLength;
-      if (size > limit) return null;
-      chunks.push(next.value);
     }
+    complete = true;
   } finally {
-    clearTimeout(timer);
-    // Stops a body that is still arriving (too large, or too slow); a no-op once it has all arrived.
-    reader.cancel().catch(() => {});
+    done();
+    // Stops a body that is still arriving (too large, or too slow).
+    if (!complete) reader.cancel().catch(() => {});
   }
+  if (whole) return new TextDecoder().decode(size === whole.byteLength ? whole : whole.subarray(0, size));
   if (chunks.length === 1) return new TextDecoder().decode(chunks[0]);
   const bytes = new Uint8Array(size);
   let offset = 0;

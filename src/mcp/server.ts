@@ -16,9 +16,7 @@
  */
 import type { DatabaseSync } from "node:sqlite";
 import {
-  isJSONRPCErrorResponse,
   isJSONRPCRequest,
-  isJSONRPCResultResponse,
   type JSONRPCMessage,
   type ListToolsResult,
   type MessageExtraInfo,
@@ -29,6 +27,7 @@ import {
 } from "@modelcontextprotocol/server";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/server/validators/ajv";
 import type { EventStore } from "../../events/store.ts";
+import { Deadlines } from "../http/deadlines.ts";
 import { type Arguments } from "./arguments.ts";
 import { argumentsProblem, auditArguments } from "./limits.ts";
 import { appendAudit, AuditError, type Caller } from "./audit.ts";
@@ -219,6 +218,7 @@ class SharedTransport implements Transport {
   onerror?: (error: Error) => void;
   readonly #definitions: KeyDefinitions;
   readonly #waiting = new Map<number, { id: unknown; method: string; resolve: (json: string) => void }>();
+  #deadlines = new Deadlines(0);
   #next = 1;
 
   constructor(definitions: KeyDefinitions) {
@@ -251,23 +251,27 @@ class SharedTransport implements Transport {
     if (this.#next > Number.MAX_SAFE_INTEGER - 1) this.#next = 1;
     const method = message.method as string;
     const renumbered = { ...message, id };
-    // The SDK reads anything shaped like a response as one, and drops what is neither.
+    // The SDK drops a request that fails its schema. Past `requestProblem`, only the
+    // version or `_meta` can (the schema check costs microseconds, so only then).
+    const params = message.params as { _meta?: unknown } | undefined;
     if (
-      isJSONRPCResultResponse(renumbered) || isJSONRPCErrorResponse(renumbered) ||
-      !isJSONRPCRequest(renumbered)
+      (message.jsonrpc !== "2.0" || params?._meta !== undefined) && !isJSONRPCRequest(renumbered)
     ) {
       return Promise.resolve(errorAnswer(message.id, ProtocolErrorCode.InvalidRequest, INVALID_SHAPE));
     }
+    const deadlines = this.#deadlines.ms === timeoutMs
+      ? this.#deadlines
+      : (this.#deadlines = new Deadlines(timeoutMs));
     return new Promise((resolve) => {
-      const timer = setTimeout(() => {
+      const done = deadlines.start(() => {
         this.#waiting.delete(id);
         resolve(errorAnswer(message.id, ProtocolErrorCode.InternalError, noAnswerMessage(timeoutMs)));
-      }, timeoutMs);
+      });
       this.#waiting.set(id, {
         id: message.id,
         method,
         resolve: (json) => {
-          clearTimeout(timer);
+          done();
           resolve(json);
         },
       });

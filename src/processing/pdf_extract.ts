@@ -57,6 +57,7 @@ export function buildLines(runs: TextRun[]): string {
   const lines: string[] = [];
   let line = "";
   let lastY: number | undefined;
+  let lastStartX = 0;
   let lastEndX = 0;
   let lastSize = 0;
   let breakNext = false;
@@ -73,12 +74,14 @@ export function buildLines(runs: TextRun[]): string {
       if (lastY !== undefined) lines.push(line.trimEnd());
       line = run.str;
     } else {
-      const gap = x - lastEndX;
+      // Right-to-left runs follow each other leftwards: the gap is on whichever side the run lies.
+      const gap = Math.max(x - lastEndX, lastStartX - (x + run.width));
       if (gap > size * 0.15 && !line.endsWith(" ") && !run.str.startsWith(" ")) line += " ";
       line += run.str;
     }
     lastY = y;
     lastSize = size;
+    lastStartX = x;
     lastEndX = x + run.width;
     breakNext = run.hasEOL;
   }

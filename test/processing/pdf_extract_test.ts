@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { judgeTextLayer } from "../../src/processing/text_quality.ts";
 import { extractDocument } from "../../src/processing/extract.ts";
-import { extractPdf } from "../../src/processing/pdf_extract.ts";
+import { buildLines, extractPdf } from "../../src/processing/pdf_extract.ts";
 import { textOperatorsHooked } from "../../src/processing/_pdfjs.ts";
 import type { ExtractResult } from "../../src/processing/extract_result.ts";
 import { CORPUS, corpusBytes } from "./_corpus.ts";
@@ -95,4 +95,21 @@ Deno.test("PDF: what a page draws is read in the text pass, with the marks the o
   }
   assert.ok(textOperatorsHooked(), "the pdf.js text pass could not be hooked: extraction runs two passes");
   assert.ok(pages > 350 && marked > 40, `${pages} pages, ${marked} marked`);
+});
+
+Deno.test("PDF lines: words drawn right to left, each a run with a gap before the next, keep their spaces", () => {
+  const run = (str: string, x: number, width: number) => ({
+    str,
+    transform: [10, 0, 0, 10, x, 700],
+    width,
+    hasEOL: false,
+  });
+  // Arabic as LibreOffice draws it: each word its own run, placed leftwards, no space glyphs.
+  assert.equal(
+    buildLines([run("لدى", 500, 20), run("الوزارات", 440, 50), run("التي", 405, 25)]),
+    "لدى الوزارات التي",
+  );
+  // Runs that touch stay one word, in either direction.
+  assert.equal(buildLines([run("com", 100, 20), run("mittee", 120, 30)]), "committee");
+  assert.equal(buildLines([run("ات", 500, 12), run("الوزار", 460, 40)]), "اتالوزار");
 });

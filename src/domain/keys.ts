@@ -30,10 +30,14 @@ export const MAX_AGENT_KEYS = 100;
 /** The most personal keys one person may have at once. */
 export const MAX_PERSONAL_KEYS = 20;
 
-/** Checks that every folder and document a key is to read belongs to the person; dedupes and sorts. */
+/**
+ * Checks that every folder and document a key is to read belongs to the
+ * person; dedupes, keeping the order given: the tool descriptions list the
+ * key's folders in that order.
+ */
 export function checkCanRead(db: DatabaseSync, personId: string, canRead: CanRead): CanRead {
-  const folders = [...new Set(canRead.folders)].sort();
-  const documents = [...new Set(canRead.documents)].sort();
+  const folders = [...new Set(canRead.folders)];
+  const documents = [...new Set(canRead.documents)];
   for (const id of folders) {
     const folder = getFolder(db, id);
     if (!folder || folder.person_id !== personId) {

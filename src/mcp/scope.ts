@@ -29,6 +29,8 @@ export interface KeyScope {
   folderIds: string[];
   /** The single files the key reads besides its folders. */
   documentIds: string[];
+  /** The path of every folder holding a single file the key reads, by folder id. */
+  singleFileFolders: Map<string, string>;
 }
 
 const rootNamesStatements = new WeakMap<DatabaseSync, StatementSync>();
@@ -53,7 +55,9 @@ export function rootFolderNames(db: DatabaseSync, key: AgentKey): string[] {
 /** Resolves what a key can see now. */
 export function keyScope(db: DatabaseSync, key: AgentKey): KeyScope {
   const person = getPerson(db, key.person_id);
-  const all = key.can_read.folders.length > 0 ? listFolders(db, key.person_id) : [];
+  const all = key.can_read.folders.length > 0 || key.can_read.documents.length > 0
+    ? listFolders(db, key.person_id)
+    : [];
   const byId = new Map(all.map((folder) => [folder.folder_id, folder]));
   const roots = key.can_read.folders.flatMap((id) => byId.has(id) ? [byId.get(id)!] : []);
   const inScope = new Set(roots.map((folder) => folder.folder_id));
@@ -62,6 +66,13 @@ export function keyScope(db: DatabaseSync, key: AgentKey): KeyScope {
     if (folder.parent_id !== null && inScope.has(folder.parent_id)) inScope.add(folder.folder_id);
   }
   const folders = all.filter((folder) => inScope.has(folder.folder_id));
+  const singleFileFolders = new Map<string, string>();
+  if (key.can_read.documents.length > 0) {
+    const holding = new Set(documentFolderIds(db, key.person_id, key.can_read.documents));
+    for (const folder of all) {
+      if (holding.has(folder.folder_id)) singleFileFolders.set(folder.folder_id, folder.path);
+    }
+  }
   return {
     personId: key.person_id,
     personName: person?.name ?? "",
@@ -69,7 +80,24 @@ export function keyScope(db: DatabaseSync, key: AgentKey): KeyScope {
     folders,
     folderIds: folders.map((folder) => folder.folder_id),
     documentIds: [...key.can_read.documents],
+    singleFileFolders,
   };
+}
+
+const documentFoldersStatements = new WeakMap<DatabaseSync, StatementSync>();
+
+/** The folders holding these documents of a person. */
+function documentFolderIds(db: DatabaseSync, personId: string, documentIds: readonly string[]): string[] {
+  let statement = documentFoldersStatements.get(db);
+  if (!statement) {
+    statement = db.prepare(
+      `SELECT DISTINCT folder_id FROM cat_documents WHERE person_id = ? AND folder_id IS NOT NULL
+         AND document_id IN (SELECT value FROM json_each(?))`,
+    );
+    documentFoldersStatements.set(db, statement);
+  }
+  const rows = statement.all(personId, JSON.stringify(documentIds)) as Array<{ folder_id: string }>;
+  return rows.map((row) => row.folder_id);
 }
 
 /** Whether a document is in a key's scope. */
@@ -81,10 +109,10 @@ export function inScope(scope: KeyScope, document: DocumentRow | undefined): doc
 
 /** The folder value shown in results, such as `Ava Bennett's documents/Energy outlooks/Basic`. */
 export function documentFolder(scope: KeyScope, document: DocumentRow): string {
-  const folder = document.folder_id === null
-    ? undefined
-    : scope.folders.find((f) => f.folder_id === document.folder_id);
-  return folderValue(scope.personName, folder?.path ?? null);
+  if (document.folder_id === null) return folderValue(scope.personName, null);
+  const path = scope.folders.find((f) => f.folder_id === document.folder_id)?.path ??
+    scope.singleFileFolders.get(document.folder_id) ?? null;
+  return folderValue(scope.personName, path);
 }
 
 /** The documents a call covers: folder ids (expanded) and single files. */
@@ -144,6 +172,15 @@ function folderMatches(
 function noFolderMessage(scope: KeyScope, name: string): string {
   if (scope.roots.length === 0) return MESSAGES.noFolderSingleFiles(name);
   const rootIds = new Set(scope.roots.map((folder) => folder.folder_id));
-  const inside = [...new Set(scope.folders.filter((f) => !rootIds.has(f.folder_id)).map((f) => f.name))];
+  // The key's folders in its order (as the tool descriptions list them), then the folders inside by name.
+  const inside = [...new Set(scope.folders.filter((f) => !rootIds.has(f.folder_id)).map((f) => f.name))]
+    .sort(byName);
   return MESSAGES.noFolder(name, scope.roots.map((folder) => folder.name), inside);
+}
+
+const nameOrder = new Intl.Collator("en", { numeric: true });
+
+/** Folder names in the order a person reads them (numbers by value), exact ties by code point. */
+function byName(a: string, b: string): number {
+  return nameOrder.compare(a, b) || (a < b ? -1 : a > b ? 1 : 0);
 }

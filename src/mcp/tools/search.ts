@@ -79,6 +79,23 @@ export function pageOfPassages<T extends { document_id: string }>(
   }
 }
 
+/**
+ * The passages without repeats: a document that says the same thing twice on
+ * a page (or whose passages repeat a page's text) gives that excerpt once, at
+ * its best rank. Done before paging, so a later offset never shows it again.
+ */
+export function distinctExcerpts<T extends { document_id: string; page: number | null; text: string }>(
+  ranked: readonly T[],
+): T[] {
+  const seen = new Set<string>();
+  return ranked.filter((hit) => {
+    const id = JSON.stringify([hit.document_id, hit.page, hit.text]);
+    if (seen.has(id)) return false;
+    seen.add(id);
+    return true;
+  });
+}
+
 async function run(context: ToolContext, args: Arguments): Promise<ToolOutcome> {
   const query = stringArgument(args, "query");
   const limit = integerArgument(args, "limit", { min: 1, max: LIMITS.searchLimitMax }) ??
@@ -106,12 +123,12 @@ async function run(context: ToolContext, args: Arguments): Promise<ToolOutcome> 
     ? await context.semantic.search(context.db, options)
     : searchPassages(context.db, options);
   const documents = new Map<string, DocumentRow | undefined>();
-  const visible = ranked.filter((hit) => {
+  const visible = distinctExcerpts(ranked.filter((hit) => {
     if (!documents.has(hit.document_id)) {
       documents.set(hit.document_id, getDocument(context.db, hit.document_id));
     }
     return inScope(context.scope, documents.get(hit.document_id));
-  });
+  }));
   if (visible.length === 0) {
     return {
       result: textResult(offset === 0 ? MESSAGES.nothingMatched : MESSAGES.nothingPast),

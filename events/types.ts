@@ -133,7 +133,11 @@ const schemas = {
     document_id: id,
     sha256,
     page_count: z.number().int().min(1),
-    /** For Word and text files: the real page of each chunk, in reading order. */
+    /**
+     * Word and text files in logs from before copies were read page by page: the real page of
+     * each chunk, in reading order. A copy now comes with a `DocumentProcessed` holding the
+     * copy's pages instead.
+     */
     chunk_pages: z.array(z.number().int().min(1)).optional(),
   }),
   PdfCopyFailed: z.object({ document_id: id, reason: z.string().min(1).max(1000) }),

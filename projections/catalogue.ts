@@ -343,6 +343,12 @@ function applyPdfCopy(db: DatabaseSync, data: PdfCopyData): void {
     db,
     "UPDATE cat_documents SET pdf_copy_status = 'made', pdf_copy_sha256 = ?, pdf_copy_pages = ?, pdf_copy_reason = NULL WHERE document_id = ?",
   ).run(data.sha256, data.page_count, id);
+  // A document without text (not indexed) has the copy's pages, with nothing on them to read.
+  statement(
+    db,
+    "UPDATE cat_documents SET page_count = ?, pages_estimated = 0 WHERE document_id = ? AND status = 'not_indexed'",
+  ).run(data.page_count, id);
+  // Logs from before copies were read page by page moved each chunk to its copy page.
   const chunkPages = data.chunk_pages;
   if (!chunkPages) return;
   const chunks = statement(db, "SELECT ord, section, text FROM cat_chunks WHERE document_id = ? ORDER BY ord")

@@ -14,7 +14,7 @@ import { DomainError } from "./domain/errors.ts";
 import { converterAvailable } from "./pdf_copy/libreoffice.ts";
 import { PageViews } from "./render/page_cache.ts";
 import { createRenderPool, type RenderPool } from "./render/render_pool.ts";
-import { PdfCopyWorker } from "./workers/pdf_copy_worker.ts";
+import { type CopyReader, PdfCopyWorker } from "./workers/pdf_copy_worker.ts";
 import { auditRoutes } from "./audit/routes.ts";
 import { dataPaths } from "./app.ts";
 import type { McpDeps } from "./mcp/endpoint.ts";
@@ -55,12 +55,12 @@ export interface Services {
 export async function createServices(
   app: SergoApp,
   config: Config,
-  options: { renderPool?: RenderPool } = {},
+  options: { renderPool?: RenderPool; copyReader?: CopyReader } = {},
 ): Promise<Services> {
   const pool = options.renderPool ?? createRenderPool();
   // Rendered pages live apart from originals and copies, so the cache folder can be deleted at any time.
   const pageViews = new PageViews(app.blobs, pool, { cache: new BlobStore(join(app.dataDir, "cache")) });
-  const copies = new PdfCopyWorker(app);
+  const copies = new PdfCopyWorker(app, { reader: options.copyReader });
   const converter = await converterAvailable();
   const semantic = config.embeddings ? new SemanticSearch(await createEmbedder(config.embeddings)) : null;
   const services: Services = {

@@ -91,9 +91,10 @@ async function startLocked(
   progressDone();
   app.watch(250);
   await ensureSigningKey(config.dataDir);
-  const services = await createServices(app, config);
-  services.console = createConsole(services);
   const pool = createExtractionPool();
+  // PDF copies of Word files are read in the same sandboxed readers as uploads.
+  const services = await createServices(app, config, { copyReader: pool });
+  services.console = createConsole(services);
   const standard = await openStandard(config.transcribe);
   services.transcriber = standard.reading.transcriber?.label ?? null;
   services.transcriberMissing = standard.missing;

@@ -1,7 +1,10 @@
 /**
  * The PDF copy worker: makes the PDF copies the log asks for (Office files
  * after upload, any non-PDF on request) with LibreOffice, checks them, and
- * records the copy — with each Word chunk's real page — or the failure.
+ * records the copy or the failure. A Word or text file that has been read
+ * then takes the copy's pages: the copy is read like any PDF, each page's
+ * text is the copy's page, under the Word file's headings, and that is
+ * recorded with the copy as a new `DocumentProcessed` with real pages.
  *
  * A file that processing refused is never handed to LibreOffice, nor is an
  * Office package whose zip directory is past the processing limits (a zip
@@ -11,6 +14,8 @@
  *
  * @module
  */
+import { ConcurrencyError } from "../../events/store.ts";
+import type { ProcessedPage, SergoEvent } from "../../events/types.ts";
 import {
   copiesReadyPerPerson,
   type DocumentRow,
@@ -19,10 +24,29 @@ import {
 } from "../../projections/catalogue.ts";
 import type { SergoApp } from "../app.ts";
 import { checkCopy, convertToPdf, PdfCopyError } from "../pdf_copy/libreoffice.ts";
-import { matchChunksToPages, pdfPageTexts } from "../pdf_copy/page_matching.ts";
+import { placeOnCopyPages } from "../pdf_copy/page_placing.ts";
+import { extractPdf } from "../processing/pdf_extract.ts";
 import { ProcessingError } from "../processing/processing_error.ts";
 import { checkPackage } from "../processing/package_check.ts";
-import { reasonOf } from "./processing_worker.ts";
+import { reasonOf, withoutNul } from "./processing_worker.ts";
+
+/** Reads a PDF's pages with their text and marks (the extraction pool, or pdf.js in this process). */
+export interface CopyReader {
+  extract(bytes: Uint8Array, fileName: string): Promise<{ page_count: number; pages: ProcessedPage[] }>;
+}
+
+/** Options of the PDF copy worker. */
+export interface PdfCopyWorkerOptions {
+  /** Copies made at once (default 1: each LibreOffice takes hundreds of MiB). */
+  concurrency?: number;
+  /** What reads a copy's pages; default pdf.js in this process. */
+  reader?: CopyReader;
+}
+
+/** Appending the copy's pages is tried this many times when the document changes meanwhile. */
+const PLACE_ATTEMPTS = 5;
+
+const IN_PROCESS_READER: CopyReader = { extract: (bytes) => extractPdf(bytes) };
 
 /** Makes pending PDF copies, a few at a time, taking turns between people. */
 export class PdfCopyWorker {
@@ -32,12 +56,14 @@ export class PdfCopyWorker {
   /** When each person's last copy started (a counter, not a clock). */
   readonly #lastTurn = new Map<string, number>();
   #turns = 0;
+  readonly #reader: CopyReader;
   #stopped = false;
 
   /** Creates the worker; call {@linkcode kick} to look for work. */
-  constructor(app: SergoApp, options: { concurrency?: number } = {}) {
+  constructor(app: SergoApp, options: PdfCopyWorkerOptions = {}) {
     this.#app = app;
     this.#concurrency = options.concurrency ?? 1;
+    this.#reader = options.reader ?? IN_PROCESS_READER;
   }
 
   /** Looks for pending copies whose document has finished processing. */
@@ -89,7 +115,7 @@ export class PdfCopyWorker {
     const app = this.#app;
     const stream = `document-${doc.document_id}`;
     if (doc.type === "pdf") return;
-    let made: { sha256: string; pages: number; chunkPages?: number[] } | null = null;
+    let made: { sha256: string; pages: number; read: ProcessedPage[] | null } | null = null;
     let reason = "";
     try {
       if (doc.status === "not_indexed" && doc.failure_reason) {
@@ -109,35 +135,61 @@ export class PdfCopyWorker {
       const pdf = await convertToPdf(bytes, doc.type);
       const pages = await checkCopy(doc.type, doc.type === "pptx" ? doc.page_count : null, pdf);
       const sha256 = await app.blobs.write(pdf);
-      let chunkPages: number[] | undefined;
-      const chunks = getChunks(app.db, doc.document_id);
-      if (chunks.length > 0 && (doc.type === "docx" || doc.type === "txt" || doc.type === "md")) {
-        chunkPages = matchChunksToPages(chunks.map((c) => c.text), await pdfPageTexts(pdf));
-      }
-      made = { sha256, pages, chunkPages };
+      // Word and text files take the copy's pages; a deck's slides are its pages already.
+      const read = doc.type === "pptx" ? null : (await this.#reader.extract(pdf, "copy.pdf")).pages;
+      made = { sha256, pages, read };
     } catch (error) {
       reason = reasonOf(error);
     }
-    const current = getDocument(app.db, doc.document_id);
-    if (!current || current.pdf_copy_status !== "pending") return;
-    if (made) {
-      await app.append(stream, [{
-        type: "PdfCopyMade",
-        data: {
-          document_id: doc.document_id,
-          sha256: made.sha256,
-          page_count: made.pages,
-          ...(made.chunkPages ? { chunk_pages: made.chunkPages } : {}),
-        },
-        metadata: app.meta("system"),
-      }]);
-    } else {
-      await app.append(stream, [{
+    for (let attempt = 0; attempt < PLACE_ATTEMPTS; attempt++) {
+      const version = app.store.readStream(stream).length;
+      const current = getDocument(app.db, doc.document_id);
+      if (!current || current.pdf_copy_status !== "pending") return;
+      const events: SergoEvent[] = made ? this.#copyEvents(current, made) : [{
         type: "PdfCopyFailed",
         data: { document_id: doc.document_id, reason },
         metadata: app.meta("system"),
-      }]);
+      }];
+      try {
+        await app.append(stream, events, { expectedVersion: version });
+        return;
+      } catch (error) {
+        // Read again or re-requested while the copy was made: place the text as it is now.
+        if (!(error instanceof ConcurrencyError)) throw error;
+      }
     }
+  }
+
+  /**
+   * The copy, and for a Word or text file whose text has been read, its text
+   * on the copy's pages (a file that is not indexed keeps no text; its page
+   * count becomes the copy's).
+   */
+  #copyEvents(
+    current: DocumentRow,
+    made: { sha256: string; pages: number; read: ProcessedPage[] | null },
+  ): SergoEvent[] {
+    const app = this.#app;
+    const events: SergoEvent[] = [{
+      type: "PdfCopyMade",
+      data: { document_id: current.document_id, sha256: made.sha256, page_count: made.pages },
+      metadata: app.meta("system"),
+    }];
+    if (!made.read || current.status !== "searchable") return events;
+    const pieces = getChunks(app.db, current.document_id);
+    const pages = placeOnCopyPages(pieces, made.read, { withSections: current.type !== "txt" });
+    events.push({
+      type: "DocumentProcessed",
+      data: {
+        document_id: current.document_id,
+        preset: current.preset,
+        page_count: pages.length,
+        pages_estimated: false,
+        pages: pages.map(withoutNul),
+      },
+      metadata: app.meta("system"),
+    });
+    return events;
   }
 
   /** Waits for the copies being made now. */

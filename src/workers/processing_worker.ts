@@ -23,7 +23,7 @@ import {
 import type { Transcriber } from "../processing/transcribers/transcriber.ts";
 import type { RenderPool } from "../render/render_pool.ts";
 import { checkCopy, convertToPdf } from "../pdf_copy/libreoffice.ts";
-import { matchChunksToPages } from "../pdf_copy/page_matching.ts";
+import { placeOnCopyPages } from "../pdf_copy/page_placing.ts";
 
 /** What the worker needs from an extraction pool. */
 export interface Extractor {
@@ -265,30 +265,35 @@ export class ProcessingWorker {
 }
 
 /**
- * A Word file's pages under Standard: the PDF copy's pages, each with the chunks
- * that start on it and, where the copy's page was transcribed, the transcription
- * as one more chunk under the last heading on that page.
+ * A Word file's pages under Standard: the PDF copy's pages, their text under
+ * the Word headings (as a Basic copy places them, `src/pdf_copy/page_placing.ts`)
+ * and, where the copy's page was transcribed, the transcription as one more
+ * chunk under the heading in force at the end of that page.
  */
 function docxPages(basic: Reading, copy: Reading, outcomes: readonly StandardPage[]): ProcessedPage[] {
-  const chunks = basic.pages.flatMap((p) => p.chunks ?? [{ section: null, text: p.text }]);
-  const starts = matchChunksToPages(chunks.map((c) => c.text), copy.pages.map((p) => p.text));
+  const pieces = basic.pages.flatMap((p) => p.chunks ?? [{ section: null, text: p.text }]);
+  const placed = placeOnCopyPages(pieces, copy.pages, { withSections: true });
   const byPage = new Map(outcomes.map((o) => [o.page, o]));
-  return copy.pages.map((copyPage) => {
-    const own = chunks.filter((_, i) => starts[i] === copyPage.page);
-    const outcome = byPage.get(copyPage.page);
-    let marked = copyPage.marked;
-    if (outcome?.text) {
-      own.push({ section: own.at(-1)?.section ?? null, text: outcome.text });
+  let section: string | null = null;
+  return placed.map((page) => {
+    const own = [...(page.chunks ?? [])];
+    section = own.at(-1)?.section ?? section;
+    const outcome = byPage.get(page.page);
+    if (!outcome) return page;
+    let text = page.text;
+    let marked = page.marked;
+    if (outcome.text) {
+      own.push({ section, text: outcome.text });
+      text = text.trim() === "" ? outcome.text : `${text}\n\n${outcome.text}`;
       marked = outcome.marked;
     }
-    const text = own.map((c) => c.text).join("\n\n");
     return {
-      page: copyPage.page,
+      ...page,
       text,
       chunks: own,
       marked,
       image_only: marked && text.trim() === "",
-      ...(outcome ? { transcription: outcome.transcription } : {}),
+      transcription: outcome.transcription,
     };
   });
 }

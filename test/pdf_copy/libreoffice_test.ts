@@ -7,7 +7,7 @@ import {
   NOT_INSTALLED,
   PdfCopyError,
 } from "../../src/pdf_copy/libreoffice.ts";
-import { pdfPageTexts } from "../../src/pdf_copy/page_matching.ts";
+import { extractPdf } from "../../src/processing/pdf_extract.ts";
 import { CORPUS_DIR } from "../helpers/corpus.ts";
 import { needs } from "../helpers/dependencies.ts";
 
@@ -71,7 +71,7 @@ Deno.test({
     const pdf = await convertToPdf(pptx, "pptx");
     assert.equal(await checkCopy("pptx", slides, pdf), 6);
     assert.equal(tempCopyDirs().length, before, "temporary folders are removed");
-    const texts = await pdfPageTexts(pdf);
+    const texts = (await extractPdf(pdf)).pages.map((page) => page.text);
     assert.equal(texts.length, 6);
     assert.ok(texts.join(" ").length > 100);
   },
@@ -114,7 +114,7 @@ Deno.test({
     const docx = await convertToPdf(await Deno.readFile(`${CORPUS}/docx/docling-word-sample.docx`), "docx");
     assert.ok(await checkCopy("docx", null, docx) >= 1);
     const text = await convertToPdf(await Deno.readFile(`${CORPUS}/text/markitdown-readme.md`), "md");
-    const texts = await pdfPageTexts(text);
+    const texts = (await extractPdf(text)).pages.map((page) => page.text);
     assert.ok(texts.length >= 2);
     assert.match(texts.join(" "), /MarkItDown/);
   },

@@ -7,7 +7,7 @@ import { type DocumentRow, listDocuments } from "../../../projections/catalogue.
 import { ArgumentError, type Arguments, integerArgument, stringListArgument } from "../arguments.ts";
 import { documentFolder, type KeyScope, narrowToFolders } from "../scope.ts";
 import { LIMITS, MESSAGES } from "../texts.ts";
-import { textResult, type Tool, type ToolContext, type ToolOutcome } from "./tool.ts";
+import { pageCount, textResult, type Tool, type ToolContext, type ToolOutcome } from "./tool.ts";
 
 /** One listed document, fields in the reference's order. */
 interface ListedDocument {
@@ -23,14 +23,13 @@ interface ListedDocument {
 }
 
 function listed(scope: KeyScope, document: DocumentRow): ListedDocument {
+  const pages = pageCount(document);
   return {
     document_id: document.document_id,
     document: document.name,
     folder: documentFolder(scope, document),
     type: document.type,
-    ...(document.page_count !== null && document.status === "searchable"
-      ? { pages: document.page_count }
-      : {}),
+    ...(pages !== null && document.status !== "processing" ? { pages } : {}),
     ...(document.pages_estimated ? { pages_estimated: true as const } : {}),
     pages_to_view: document.pages_to_view,
     uploaded: document.uploaded_at.slice(0, 10),

@@ -8,7 +8,7 @@ import { type DocumentRow, getDocument, getPages, type PageRow } from "../../../
 import { ArgumentError, type Arguments, documentIdArgument, integerArgument } from "../arguments.ts";
 import { documentFolder, inScope } from "../scope.ts";
 import { LIMITS, MESSAGES } from "../texts.ts";
-import { textResult, type Tool, type ToolContext, type ToolOutcome } from "./tool.ts";
+import { pageCount, textResult, type Tool, type ToolContext, type ToolOutcome } from "./tool.ts";
 
 function span(from: number, to: number): string {
   return from === to ? `${from}` : `${from}-${to}`;
@@ -61,12 +61,32 @@ function run(context: ToolContext, args: Arguments): ToolOutcome {
   if (toPage !== undefined && page === undefined) return fail(MESSAGES.toPageWithoutPage);
   if (page !== undefined && toPage !== undefined && toPage < page) return fail(MESSAGES.toPageBeforePage);
   if (document.status === "processing" && document.page_count === null) return fail(MESSAGES.stillProcessing);
-  const pages = document.page_count ?? 0;
-  if (page !== undefined && page > pages) return fail(MESSAGES.pageCount(pages));
+  const pages = pageCount(document) ?? 0;
+  const notIndexed = document.status === "not_indexed";
+  // A document without text has none on any page; before its copy exists its page count is unknown.
+  if (page !== undefined && page > pages && !(notIndexed && pages === 0)) {
+    return fail(MESSAGES.pageCount(pages));
+  }
   const head = {
     document: document.name,
     folder: documentFolder(context.scope, document),
   };
+  if (notIndexed) {
+    const body = {
+      ...head,
+      ...(page !== undefined && toPage === undefined ? { page } : {}),
+      pages,
+      pages_to_view: document.pages_to_view,
+      text: MESSAGES.noTextInDocument,
+    };
+    const audited = page === undefined ? "all pages" : `pages ${span(page, toPage ?? page)} of ${pages}`;
+    return {
+      result: textResult(JSON.stringify(body)),
+      details: page !== undefined && toPage === undefined
+        ? { ...details, page }
+        : { ...details, pages: audited },
+    };
+  }
   const tail = (d: DocumentRow) => ({
     ...(d.pages_estimated ? { pages_estimated: true as const } : {}),
   });

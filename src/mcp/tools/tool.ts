@@ -4,6 +4,7 @@
  * @module
  */
 import type { DatabaseSync } from "node:sqlite";
+import type { DocumentRow } from "../../../projections/catalogue.ts";
 import type { AgentKey } from "../../../projections/key_scopes.ts";
 import type { Arguments } from "../arguments.ts";
 import type { KeyScope } from "../scope.ts";
@@ -60,4 +61,15 @@ export interface Tool {
 /** A one-text-block result. */
 export function textResult(text: string, isError = false): ToolResult {
   return { content: [{ type: "text", text }], isError };
+}
+
+/**
+ * A document's page count as every tool gives it: the count read, or for a
+ * document that is not indexed (no text), its PDF copy's once the copy exists
+ * (a PDF's own count if it was read before). Null when there is none yet.
+ */
+export function pageCount(document: DocumentRow): number | null {
+  if (document.status !== "not_indexed") return document.page_count;
+  if (document.type === "pdf") return document.page_count;
+  return document.pdf_copy_status === "made" ? document.pdf_copy_pages : null;
 }

@@ -76,6 +76,21 @@ export type ProcessedPage = z.infer<typeof processedPageSchema>;
 const schemas = {
   PersonAdded: z.object({ person_id: id, name: name200, email: z.string().email().max(320) }),
   PersonPasswordSet: z.object({ person_id: id, password_hash: z.string().min(1).max(500) }),
+  /** The person may add people and reset their passwords in the console (the first person is one). */
+  PersonMadeAdministrator: z.object({ person_id: id }),
+  /**
+   * An administrator made a one-time link that sets a person's password: for a
+   * new person (`invite`) or a forgotten password (`reset`). Kept as the sha256 of its token.
+   */
+  PasswordLinkIssued: z.object({
+    link_id: id,
+    person_id: id,
+    token_hash: sha256,
+    purpose: z.enum(["invite", "reset"]),
+    expires_at: isoTime,
+  }),
+  /** A password link was used (its person set a password) or replaced by a newer one. */
+  PasswordLinkUsed: z.object({ link_id: id }),
 
   FolderCreated: z.object({ folder_id: id, person_id: id, parent_id: id.nullable(), name: name200 }),
   FolderRenamed: z.object({ folder_id: id, name: name200 }),
@@ -258,6 +273,9 @@ export const EVENT_SCHEMAS: {
 export const EVENT_VERSIONS: { readonly [K in EventType]: number } = {
   PersonAdded: 1,
   PersonPasswordSet: 1,
+  PersonMadeAdministrator: 1,
+  PasswordLinkIssued: 1,
+  PasswordLinkUsed: 1,
   FolderCreated: 1,
   FolderRenamed: 1,
   FolderMoved: 1,

@@ -101,6 +101,9 @@ const TABLES = [
 const HANDLES: readonly EventType[] = [
   "PersonAdded",
   "PersonPasswordSet",
+  "PersonMadeAdministrator",
+  "PasswordLinkIssued",
+  "PasswordLinkUsed",
   "FolderCreated",
   "FolderRenamed",
   "FolderMoved",
@@ -263,6 +266,16 @@ function describeEvent(db: DatabaseSync, event: RecordedEvent): Described {
     }
     case "PersonPasswordSet":
       return base(event.data.person_id, "password set", {});
+    case "PersonMadeAdministrator":
+      return base(event.data.person_id, "made administrator", {});
+    case "PasswordLinkIssued": {
+      const d = event.data;
+      return base(d.person_id, d.purpose === "invite" ? "invitation made" : "password reset link made", {
+        expires_at: d.expires_at,
+      });
+    }
+    case "PasswordLinkUsed":
+      return base(null, "password link used", {});
     case "FolderCreated": {
       const d = event.data;
       statement(

@@ -80,6 +80,8 @@ export interface ChunkRow {
 
 const TABLES = [
   "cat_people",
+  "cat_admins",
+  "cat_password_links",
   "cat_folders",
   "cat_documents",
   "cat_pages",
@@ -93,6 +95,9 @@ export const catalogue: Projection = {
   handles: [
     "PersonAdded",
     "PersonPasswordSet",
+    "PersonMadeAdministrator",
+    "PasswordLinkIssued",
+    "PasswordLinkUsed",
     "FolderCreated",
     "FolderRenamed",
     "FolderMoved",
@@ -114,6 +119,11 @@ export const catalogue: Projection = {
     db.exec(`
       CREATE TABLE IF NOT EXISTS cat_people (
         person_id TEXT PRIMARY KEY, name TEXT NOT NULL, email TEXT NOT NULL UNIQUE, password_hash TEXT
+      ) WITHOUT ROWID;
+      CREATE TABLE IF NOT EXISTS cat_admins (person_id TEXT PRIMARY KEY) WITHOUT ROWID;
+      CREATE TABLE IF NOT EXISTS cat_password_links (
+        link_id TEXT PRIMARY KEY, person_id TEXT NOT NULL, token_hash TEXT NOT NULL UNIQUE,
+        purpose TEXT NOT NULL, expires_at TEXT NOT NULL
       ) WITHOUT ROWID;
       CREATE TABLE IF NOT EXISTS cat_folders (
         folder_id TEXT PRIMARY KEY, person_id TEXT NOT NULL, parent_id TEXT, name TEXT NOT NULL, path TEXT NOT NULL
@@ -163,6 +173,21 @@ export const catalogue: Projection = {
           event.data.password_hash,
           event.data.person_id,
         );
+        return;
+      case "PersonMadeAdministrator":
+        statement(db, "INSERT OR IGNORE INTO cat_admins (person_id) VALUES (?)").run(event.data.person_id);
+        return;
+      case "PasswordLinkIssued": {
+        const { link_id, person_id, token_hash, purpose, expires_at } = event.data;
+        statement(
+          db,
+          `INSERT OR REPLACE INTO cat_password_links (link_id, person_id, token_hash, purpose, expires_at)
+           VALUES (?, ?, ?, ?, ?)`,
+        ).run(link_id, person_id, token_hash, purpose, expires_at);
+        return;
+      }
+      case "PasswordLinkUsed":
+        statement(db, "DELETE FROM cat_password_links WHERE link_id = ?").run(event.data.link_id);
         return;
       case "FolderCreated": {
         const { folder_id, person_id, parent_id, name } = event.data;
@@ -423,6 +448,40 @@ export function getPersonByEmail(db: DatabaseSync, email: string): Person | unde
 /** Every person, by name. */
 export function listPeople(db: DatabaseSync): Person[] {
   return statement(db, "SELECT * FROM cat_people ORDER BY name, person_id").all() as unknown as Person[];
+}
+
+/** Whether a person is an administrator (may add people and reset their passwords). */
+export function isAdministrator(db: DatabaseSync, personId: string): boolean {
+  return statement(db, "SELECT 1 FROM cat_admins WHERE person_id = ?").get(personId) !== undefined;
+}
+
+/** Whether anyone has been added yet (the first-run setup is open only while nobody has). */
+export function anyPerson(db: DatabaseSync): boolean {
+  return statement(db, "SELECT 1 FROM cat_people LIMIT 1").get() !== undefined;
+}
+
+/** An open one-time password link. */
+export interface PasswordLink {
+  link_id: string;
+  person_id: string;
+  purpose: "invite" | "reset";
+  expires_at: string;
+}
+
+/** The open password link with this token hash, if any (expired ones are the caller's to refuse). */
+export function passwordLinkByHash(db: DatabaseSync, tokenHash: string): PasswordLink | undefined {
+  return statement(
+    db,
+    "SELECT link_id, person_id, purpose, expires_at FROM cat_password_links WHERE token_hash = ?",
+  ).get(tokenHash) as PasswordLink | undefined;
+}
+
+/** A person's open password links. */
+export function passwordLinksOf(db: DatabaseSync, personId: string): PasswordLink[] {
+  return statement(
+    db,
+    "SELECT link_id, person_id, purpose, expires_at FROM cat_password_links WHERE person_id = ? ORDER BY expires_at",
+  ).all(personId) as unknown as PasswordLink[];
 }
 
 /** A folder by id. */

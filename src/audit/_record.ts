@@ -77,6 +77,7 @@ export interface Manifest {
 /** Data fields that hold secrets' hashes and never leave the install. */
 const REDACT: Readonly<Record<string, readonly string[]>> = {
   PersonPasswordSet: ["password_hash"],
+  PasswordLinkIssued: ["token_hash"],
   AgentKeyCreated: ["key_hash"],
   AgentKeyRolled: ["key_hash"],
   PersonalKeyCreated: ["key_hash"],

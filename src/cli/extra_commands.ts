@@ -11,7 +11,7 @@ import { openApp } from "../app.ts";
 import { loadConfig } from "../config.ts";
 import { DomainError } from "../domain/errors.ts";
 import { requestPdfCopy } from "../domain/documents.ts";
-import { requirePerson, setPasswordHash } from "../domain/people.ts";
+import { makeAdministrator, requirePerson, setPasswordHash } from "../domain/people.ts";
 import { openSqliteStore } from "../../events/sqlite_store.ts";
 import { dataPaths } from "../app.ts";
 import { requireFlag, UsageError } from "./args.ts";
@@ -137,6 +137,24 @@ export const extraCommands: Record<string, Command> = {
         const { hashPassword } = await import("../auth/passwords.ts");
         await setPasswordHash(app, person.person_id, await hashPassword(password));
         console.log(`Password set for ${person.email}.`);
+        return 0;
+      } finally {
+        await app.close();
+      }
+    },
+  },
+  "person admin": {
+    usage: "sergo person admin --email EMAIL",
+    summary: "Makes a person an administrator: they add people and reset passwords in the console.",
+    options: { email: { help: "the person's email" } },
+    async run(parsed, context) {
+      const email = requireFlag(parsed, "email", extraCommands["person admin"]!);
+      const app = await context.open();
+      try {
+        const person = requirePerson(app, email);
+        const { isAdministrator } = await import("../../projections/catalogue.ts");
+        if (!isAdministrator(app.db, person.person_id)) await makeAdministrator(app, person.person_id);
+        console.log(`${person.name} <${person.email}> is an administrator.`);
         return 0;
       } finally {
         await app.close();

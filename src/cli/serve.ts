@@ -20,6 +20,8 @@ import { createOAuth } from "../auth/oauth/mod.ts";
 import { createServices, type Services } from "../services.ts";
 import { createConsole } from "../console/mod.ts";
 import { ensureSigningKey } from "../audit/signing_key.ts";
+import { anyPerson } from "../../projections/catalogue.ts";
+import { randomId } from "../domain/ids.ts";
 import { progress, progressDone } from "./commands.ts";
 import { lockForServe } from "./data_lock.ts";
 import type { EventType } from "../../events/types.ts";
@@ -58,6 +60,8 @@ export interface RunningServer {
   /** Computes passage vectors, where an embedding model is configured. */
   embeddings: EmbeddingWorker | null;
   url: string;
+  /** The first-run setup address, when nobody existed at start. */
+  setupUrl: string | null;
   /** Stops accepting, finishes in-flight work and closes everything. */
   stop(): Promise<void>;
   finished: Promise<void>;
@@ -94,7 +98,9 @@ async function startLocked(
   const pool = createExtractionPool();
   // PDF copies of Word files are read in the same sandboxed readers as uploads.
   const services = await createServices(app, config, { copyReader: pool });
-  services.console = createConsole(services);
+  // First run: nobody to sign in as, so one random address (printed below) creates the first person.
+  const setupToken = anyPerson(app.db) ? null : randomId(43);
+  services.console = createConsole(services, { setupToken });
   const standard = await openStandard(config.transcribe);
   services.transcriber = standard.reading.transcriber?.label ?? null;
   services.transcriberMissing = standard.missing;
@@ -167,6 +173,12 @@ async function startLocked(
       `Sergo is serving ${config.dataDir} at ${url} (ready in ${Math.round(performance.now() - started)} ms)`,
     );
   }
+  const setupUrl = setupToken
+    ? `${(config.publicUrl ?? url).replace(/\/+$/, "")}/setup?token=${setupToken}`
+    : null;
+  if (setupUrl && !options.quiet) {
+    console.log(`First run: open ${setupUrl} to create the first person (an administrator); it works once.`);
+  }
   let stopping: Promise<void> | null = null;
   const stop = () =>
     stopping ??= (async () => {
@@ -192,7 +204,7 @@ async function startLocked(
       await app.close();
       lock.close();
     })();
-  return { app, services, embeddings, url, stop, finished: server.finished };
+  return { app, services, embeddings, url, setupUrl, stop, finished: server.finished };
 }
 
 /** Runs the server until SIGINT or SIGTERM. */

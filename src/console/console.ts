@@ -8,16 +8,33 @@
 import type { VNode } from "preact";
 import { renderToString } from "preact-render-to-string";
 import {
+  anyPerson,
   type DocumentRow,
   getPages,
+  getPerson,
   getProgress,
+  isAdministrator,
   listDocuments,
   listFolders,
+  listPeople,
+  passwordLinksOf,
   rootLabel,
 } from "../../projections/catalogue.ts";
 import { listAgentKeys, personalKeys } from "../../projections/key_scopes.ts";
 import { activeGrantsOfKey } from "../../projections/oauth_grants.ts";
 import { readCookie } from "../auth/api_auth.ts";
+import { hashSecret } from "../auth/key_format.ts";
+import { passwordProblem } from "../auth/password_policy.ts";
+import { hashPassword } from "../auth/passwords.ts";
+import { issueLoginToken, LOGIN_TOKEN_LIFETIME_MS } from "../domain/keys.ts";
+import {
+  addFirstAdministrator,
+  addPerson,
+  findPasswordLink,
+  issuePasswordLink,
+  usePasswordLink,
+} from "../domain/people.ts";
+import { PasswordPage, PeoplePage, SetupPage } from "./pages/people_page.tsx";
 import { maskKey } from "../auth/key_format.ts";
 import { DomainError } from "../domain/errors.ts";
 import { requireDocument } from "../domain/documents.ts";
@@ -35,7 +52,15 @@ import type { PageContext } from "./pages/layout.tsx";
 import { NotFoundPage } from "./pages/not_found_page.tsx";
 import { PersonalKeysPage } from "./pages/personal_keys_page.tsx";
 import { SignInPage } from "./pages/sign_in_page.tsx";
-import { csrfCookie, csrfToken, currentSession, isSecure, pageHeaders, publicUrl } from "./session.ts";
+import {
+  csrfCookie,
+  csrfToken,
+  currentSession,
+  isSecure,
+  pageHeaders,
+  publicUrl,
+  sessionCookie,
+} from "./session.ts";
 import { safeNext, signIn, signOut } from "./sign_in.ts";
 import { SignInThrottle } from "./sign_in_throttle.ts";
 
@@ -46,6 +71,8 @@ export type ConsoleHandler = (request: Request, info?: Deno.ServeHandlerInfo) =>
 export interface ConsoleOptions {
   /** The sign-in throttle; tests pass one with short waits. */
   throttle?: SignInThrottle;
+  /** The first-run setup token `serve` printed (while nobody exists); `/setup` takes only it, once. */
+  setupToken?: string | null;
 }
 
 const DOCUMENTS_PER_PAGE = 100;
@@ -64,6 +91,8 @@ const MAX_FORM_BYTES = 16 * 1024;
  */
 export function createConsole(services: Services, options: ConsoleOptions = {}): ConsoleHandler {
   const throttle = options.throttle ?? new SignInThrottle();
+  let setupHash = options.setupToken ? hashSecret(options.setupToken) : null;
+  const linksInUse = new Set<string>();
   let assets: Promise<Assets> | null = null;
   return async (request, info) => {
     const url = new URL(request.url);
@@ -118,18 +147,183 @@ export function createConsole(services: Services, options: ConsoleOptions = {}):
       return render(SignInPage({ context, email: result.email, error: result.message, next }), result.status);
     }
 
-    const pages = ["/", "/documents", "/keys", "/personal-keys", "/audit"];
+    if (path === "/setup" || path === "/password") {
+      const context = pageContext(csrf.token, null, path, loaded.version);
+      const invalid = () =>
+        render(
+          NotFoundPage({
+            context,
+            message: path === "/setup"
+              ? "This setup address is not valid: it works once, while Sergo has nobody, from the line serve printed."
+              : "This link is not valid: it works once and expires. Ask an administrator for a new one.",
+            back: "/sign-in",
+          }),
+          404,
+        );
+      const setupOpen = (token: string) =>
+        setupHash !== null && !anyPerson(services.app.db) && hashSecret(token) === setupHash;
+      if (request.method === "GET") {
+        const token = url.searchParams.get("token") ?? "";
+        if (path === "/setup") return setupOpen(token) ? render(SetupPage({ context, token })) : invalid();
+        const link = findPasswordLink(services.app, token);
+        if (!link) return invalid();
+        return render(PasswordPage({ context, token, ...personOf(link), purpose: link.purpose }));
+      }
+      if (request.method !== "POST") return methodNotAllowed();
+      const form = await readForm(request);
+      const tokenOk = !csrf.fresh && form.get("csrf") === readCookie(request, CSRF_COOKIE);
+      const token = form.get("token");
+      const expired = !checkOrigin(services, request) || !tokenOk || form.tooLarge
+        ? "This form has expired — try again."
+        : null;
+      const signedIn = async (personId: string) => {
+        const login = await issueLoginToken(services.app, { personId }, `person-${personId}`);
+        return redirect("/documents", [
+          sessionCookie(login.value, { secure, maxAgeSeconds: LOGIN_TOKEN_LIFETIME_MS / 1000 }),
+        ]);
+      };
+      if (path === "/setup") {
+        if (!setupOpen(token)) return invalid();
+        const name = form.get("name");
+        const email = form.get("email").trim();
+        const again = (error: string, status = 400) =>
+          render(SetupPage({ context, token, name, email, error }), status);
+        if (expired) return again(expired, 403);
+        if (name.trim() === "") return again("Enter your name.");
+        if (email === "") return again("Enter your email.");
+        const problem = passwordsProblem(form.get("password"), form.get("password2"), email);
+        if (problem) return again(problem);
+        const hash = await hashPassword(form.get("password"));
+        if (!setupOpen(token)) return invalid();
+        setupHash = null; // once: a second post with the same token finds it gone
+        try {
+          const person = await addFirstAdministrator(services.app, { name, email, passwordHash: hash });
+          return await signedIn(person.person_id);
+        } catch (error) {
+          if (!(error instanceof DomainError)) throw error;
+          if (!anyPerson(services.app.db)) setupHash = hashSecret(token);
+          return again(`${error.message}.`);
+        }
+      }
+      const link = findPasswordLink(services.app, token);
+      if (!link || linksInUse.has(link.linkId)) return invalid();
+      const again = (error: string, status = 400) =>
+        render(PasswordPage({ context, token, ...personOf(link), purpose: link.purpose, error }), status);
+      if (expired) return again(expired, 403);
+      const problem = passwordsProblem(form.get("password"), form.get("password2"), link.person.email);
+      if (problem) return again(problem);
+      linksInUse.add(link.linkId);
+      try {
+        const hash = await hashPassword(form.get("password"));
+        await usePasswordLink(services.app, {
+          personId: link.person.person_id,
+          linkId: link.linkId,
+          passwordHash: hash,
+        });
+      } finally {
+        linksInUse.delete(link.linkId);
+      }
+      return await signedIn(link.person.person_id);
+    }
+
+    const pages = ["/", "/documents", "/keys", "/personal-keys", "/audit", "/people"];
     const known = pages.includes(path) || /^\/(documents|keys)\/[A-Za-z0-9_-]{1,64}$/.test(path);
     if (!known) return notHere();
-    if (request.method !== "GET" && request.method !== "HEAD") return methodNotAllowed();
+    if (path !== "/people" && request.method !== "GET" && request.method !== "HEAD") {
+      return methodNotAllowed();
+    }
     const session = currentSession(services, request);
     if (!session) {
+      if (path === "/" && !anyPerson(services.app.db)) {
+        return render(NotFoundPage({
+          context: pageContext(csrf.token, null, path, loaded.version),
+          title: "Sergo is not set up yet",
+          message:
+            "Nobody uses this Sergo yet: open the setup address that serve printed when it started (a line with /setup?token=), or add a person with the CLI.",
+          back: "/sign-in",
+        }));
+      }
       return redirect(path === "/" ? "/sign-in" : `/sign-in?next=${encodeURIComponent(path + url.search)}`);
     }
     if (path === "/") return redirect("/documents");
     const person = session.person;
-    const context = pageContext(csrf.token, person, path, loaded.version);
     const db = services.app.db;
+    const admin = isAdministrator(db, person.person_id);
+    const context = pageContext(csrf.token, { ...person, admin }, path, loaded.version);
+    if (path === "/people") {
+      // Anyone else finds no such page, exactly as for a path that does not exist.
+      if (!admin) return notHere();
+      const people = () =>
+        listPeople(db).map((p) => ({
+          person_id: p.person_id,
+          name: p.name,
+          email: p.email,
+          admin: isAdministrator(db, p.person_id),
+          hasPassword: p.password_hash !== null,
+          linkUntil: passwordLinksOf(db, p.person_id).at(-1)?.expires_at ?? null,
+        }));
+      if (request.method === "GET" || request.method === "HEAD") {
+        return render(PeoplePage({ context, people: people() }));
+      }
+      if (request.method !== "POST") return methodNotAllowed();
+      const form = await readForm(request);
+      const tokenOk = !csrf.fresh && form.get("csrf") === readCookie(request, CSRF_COOKIE);
+      const name = form.get("name");
+      const email = form.get("email").trim();
+      const again = (error: string, status = 400) =>
+        render(PeoplePage({ context, people: people(), error, name, email }), status);
+      if (!checkOrigin(services, request) || !tokenOk || form.tooLarge) {
+        return again("This form has expired — try again.", 403);
+      }
+      const actor = `person-${person.person_id}`;
+      const base = publicUrl(services, request);
+      try {
+        if (form.get("action") === "add") {
+          if (name.trim() === "") return again("Enter the person's name.");
+          if (email === "") return again("Enter the person's email.");
+          const added = await addPerson(services.app, { name, email }, actor);
+          const link = await issuePasswordLink(
+            services.app,
+            { personId: added.person_id, purpose: "invite" },
+            actor,
+          );
+          return render(
+            PeoplePage({
+              context,
+              people: people(),
+              made: {
+                name: added.name,
+                url: `${base}/password?token=${link.token}`,
+                purpose: "invite",
+                expiresAt: link.expiresAt,
+              },
+            }),
+            201,
+          );
+        }
+        if (form.get("action") === "reset") {
+          const target = getPerson(db, form.get("person_id"));
+          if (!target) return again("No such person.", 404);
+          const purpose = target.password_hash === null ? "invite" : "reset";
+          const link = await issuePasswordLink(services.app, { personId: target.person_id, purpose }, actor);
+          return render(PeoplePage({
+            context,
+            people: people(),
+            made: {
+              name: target.name,
+              url: `${base}/password?token=${link.token}`,
+              purpose,
+              expiresAt: link.expiresAt,
+            },
+          }));
+        }
+        return again("Unknown action.");
+      } catch (error) {
+        if (!(error instanceof DomainError)) throw error;
+        return again(`${error.message}.`, error.code === "conflict" ? 409 : 400);
+      }
+    }
+    if (request.method !== "GET" && request.method !== "HEAD") return methodNotAllowed();
     const root = rootLabel(person.name);
     const withProgress = (doc: DocumentRow): DocumentRow =>
       doc.status === "processing" ? { ...doc, progress: getProgress(db, doc.document_id) } : doc;
@@ -243,7 +437,25 @@ function pageContext(
   path: string,
   assetVersion: string,
 ): PageContext {
-  return { csrf, person: person && { name: person.name, email: person.email }, path, assetVersion };
+  return {
+    csrf,
+    person: person && { name: person.name, email: person.email, admin: person.admin ?? false },
+    path,
+    assetVersion,
+  };
+}
+
+/** The name and email a password link's page shows. */
+function personOf(link: { person: { name: string; email: string } }): { name: string; email: string } {
+  return { name: link.person.name, email: link.person.email };
+}
+
+/** Why two typed passwords are refused, in one sentence, or null. */
+function passwordsProblem(password: string, again: string, email: string): string | null {
+  if (password === "") return "Enter a password.";
+  if (password !== again) return "The two passwords differ — type the same one twice.";
+  const problem = passwordProblem(password, email);
+  return problem ? `${problem}.` : null;
 }
 
 /** A bare 404: the server then answers its JSON 404. */

@@ -1,12 +1,22 @@
 /**
- * Commands on people: add a person, set their password.
+ * Commands on people: add a person, set their password, make them an
+ * administrator, and the one-time links that set a password (an invitation,
+ * or a reset) that administrators hand out.
  *
  * @module
  */
-import { getPerson, getPersonByEmail, type Person } from "../../projections/catalogue.ts";
+import {
+  anyPerson,
+  getPerson,
+  getPersonByEmail,
+  passwordLinkByHash,
+  passwordLinksOf,
+  type Person,
+} from "../../projections/catalogue.ts";
 import type { SergoApp } from "../app.ts";
+import { hashSecret } from "../auth/key_format.ts";
 import { DomainError } from "./errors.ts";
-import { newId } from "./ids.ts";
+import { newId, randomId } from "./ids.ts";
 import { checkEmail, checkPersonName } from "./rules.ts";
 
 /** Adds a person; their email must be new (checked in the log itself, so two processes cannot both add it). */
@@ -48,4 +58,104 @@ export async function setPasswordHash(
     data: { person_id: personId, password_hash: passwordHash },
     metadata: app.meta(actor),
   }], { expectedVersion: "stream_exists" });
+}
+
+/** How long an invitation link works. */
+export const INVITATION_LIFETIME_MS = 7 * 24 * 3600_000;
+/** How long a password reset link works. */
+export const RESET_LIFETIME_MS = 24 * 3600_000;
+
+/** Makes a person an administrator. */
+export async function makeAdministrator(app: SergoApp, personId: string, actor = "cli"): Promise<void> {
+  await app.append(`person-${personId}`, [{
+    type: "PersonMadeAdministrator",
+    data: { person_id: personId },
+    metadata: app.meta(actor),
+  }], { expectedVersion: "stream_exists" });
+}
+
+/**
+ * The first person, from the setup page: added with their password hash and
+ * made an administrator in one write. Refused once anyone exists.
+ */
+export async function addFirstAdministrator(
+  app: SergoApp,
+  input: { name: string; email: string; passwordHash: string },
+): Promise<Person> {
+  const name = checkPersonName(input.name);
+  const email = checkEmail(input.email);
+  if (anyPerson(app.db)) throw new DomainError("conflict", "Sergo already has its first person");
+  const personId = newId();
+  const actor = `person-${personId}`;
+  await app.append(`person-${personId}`, [
+    { type: "PersonAdded", data: { person_id: personId, name, email }, metadata: app.meta(actor) },
+    {
+      type: "PersonPasswordSet",
+      data: { person_id: personId, password_hash: input.passwordHash },
+      metadata: app.meta(actor),
+    },
+    { type: "PersonMadeAdministrator", data: { person_id: personId }, metadata: app.meta(actor) },
+  ], { expectedVersion: "no_stream" });
+  return getPerson(app.db, personId)!;
+}
+
+/**
+ * Makes a one-time link token that sets a person's password: `invite` for a
+ * new person, `reset` for a forgotten password. Older open links of the person
+ * stop working. Only the token's sha256 is recorded; the token is returned once.
+ */
+export async function issuePasswordLink(
+  app: SergoApp,
+  input: { personId: string; purpose: "invite" | "reset" },
+  actor: string,
+): Promise<{ token: string; expiresAt: string }> {
+  const token = randomId(43);
+  const linkId = newId();
+  const lifetime = input.purpose === "invite" ? INVITATION_LIFETIME_MS : RESET_LIFETIME_MS;
+  const expiresAt = new Date(app.now().getTime() + lifetime).toISOString();
+  const closed = passwordLinksOf(app.db, input.personId).map((link) => ({
+    type: "PasswordLinkUsed" as const,
+    data: { link_id: link.link_id },
+    metadata: app.meta(actor),
+  }));
+  await app.append(`person-${input.personId}`, [...closed, {
+    type: "PasswordLinkIssued",
+    data: {
+      link_id: linkId,
+      person_id: input.personId,
+      token_hash: hashSecret(token),
+      purpose: input.purpose,
+      expires_at: expiresAt,
+    },
+    metadata: app.meta(actor),
+  }], { expectedVersion: "stream_exists" });
+  return { token, expiresAt };
+}
+
+/** The person an open, unexpired password link token belongs to, with the link; null otherwise. */
+export function findPasswordLink(
+  app: SergoApp,
+  token: string,
+): { person: Person; linkId: string; purpose: "invite" | "reset" } | null {
+  if (!/^[0-9A-Za-z]{43}$/.test(token)) return null;
+  const link = passwordLinkByHash(app.db, hashSecret(token));
+  if (!link || Date.parse(link.expires_at) <= app.now().getTime()) return null;
+  const person = getPerson(app.db, link.person_id);
+  return person ? { person, linkId: link.link_id, purpose: link.purpose } : null;
+}
+
+/** Sets the password through a link, which then stops working. */
+export async function usePasswordLink(
+  app: SergoApp,
+  input: { personId: string; linkId: string; passwordHash: string },
+): Promise<void> {
+  const actor = `person-${input.personId}`;
+  await app.append(`person-${input.personId}`, [
+    {
+      type: "PersonPasswordSet",
+      data: { person_id: input.personId, password_hash: input.passwordHash },
+      metadata: app.meta(actor),
+    },
+    { type: "PasswordLinkUsed", data: { link_id: input.linkId }, metadata: app.meta(actor) },
+  ], { expectedVersion: "stream_exists" });
 }

@@ -12,7 +12,7 @@ export interface PageContext {
   /** The CSRF token, sent back by forms and scripts. */
   csrf: string;
   /** The signed-in person, if any. */
-  person: { name: string; email: string } | null;
+  person: { name: string; email: string; admin?: boolean } | null;
   /** The current path, to mark the navigation. */
   path: string;
   /** The console's asset version, to bust caches. */
@@ -60,7 +60,9 @@ export function Layout({ context, title, scripts = [], children }: LayoutProps):
           {context.person && (
             <nav aria-label="Console">
               <ul>
-                {NAV.map((item) => (
+                {[...NAV, ...(context.person.admin ? [{ href: "/people", label: "People" }] : [])].map((
+                  item,
+                ) => (
                   <li key={item.href}>
                     <a
                       href={item.href}

@@ -10,12 +10,17 @@ import { Layout, type PageContext } from "./layout.tsx";
 
 /** The not-found page with one sentence and a way back. */
 export function NotFoundPage(
-  { context, message, back }: { context: PageContext; message: string; back: string },
+  { context, message, back, title = "Not found" }: {
+    context: PageContext;
+    message: string;
+    back: string;
+    title?: string;
+  },
 ): VNode {
   return (
-    <Layout context={context} title="Not found">
+    <Layout context={context} title={title}>
       <section class="card narrow">
-        <h1>Not found</h1>
+        <h1>{title}</h1>
         <p>{message}</p>
         <p>
           <a href={back} class="button">Go back</a>

@@ -55,8 +55,8 @@ export function SignInPage({ context, email = "", error, notice, next }: SignInP
           <button type="submit" class="primary">Sign in</button>
         </form>
         <p class="hint">
-          No password yet? An administrator sets it with{" "}
-          <code>deno task sergo person password --email …</code>
+          No password yet, or forgot it? Ask an administrator of this Sergo for a one-time link (People page),
+          or to run <code>deno task sergo person password --email …</code>
         </p>
       </section>
     </Layout>

@@ -1,0 +1,215 @@
+/**
+ * The console as a newcomer meets it, in a real browser (Debian's Chromium
+ * driven by playwright-core) against `main.ts serve` in a subprocess over an
+ * empty data directory: the setup address from serve's output creates the
+ * first person, an administrator, who invites a second; each signs in and
+ * sees only their own things. Screenshots at 1280×800 and 390×844 go to
+ * test/artifacts/newcomer/.
+ */
+import assert from "node:assert/strict";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { loadPlaywright } from "./_playwright.ts";
+import { needs } from "../helpers/dependencies.ts";
+import { TASK_PERMISSIONS, tempDir } from "../helpers/temp.ts";
+
+const MAIN = new URL("../../main.ts", import.meta.url).pathname;
+const ARTIFACTS = new URL("../artifacts/newcomer/", import.meta.url);
+const VIEWPORTS = { wide: { width: 1280, height: 800 }, phone: { width: 390, height: 844 } } as const;
+
+/** `main.ts serve` on a free port of 127.0.0.1 over `dir`; resolves with its output lines so far. */
+async function serve(dir: string) {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", ...TASK_PERMISSIONS, MAIN, "serve", "--data", dir, "--port", "0", "--host", "127.0.0.1"],
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1" },
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let out = "";
+  while (!out.includes("/setup?token=") || !out.endsWith("\n")) {
+    const { value, done } = await reader.read();
+    if (done) {
+      throw new Error(`serve ended: ${out}${new TextDecoder().decode((await child.output()).stderr)}`);
+    }
+    out += value;
+  }
+  const url = /Sergo is serving \S+ at (http:\/\/\S+)/.exec(out)![1]!;
+  return {
+    url,
+    out,
+    async [Symbol.asyncDispose]() {
+      child.kill("SIGTERM");
+      await child.status;
+      await reader.cancel().catch(() => {});
+      await child.stderr.cancel().catch(() => {});
+    },
+  };
+}
+
+/** Screenshots of the page at both sizes, full length. */
+async function shots(page: Page, name: string): Promise<void> {
+  for (const [size, viewport] of Object.entries(VIEWPORTS)) {
+    await page.setViewportSize(viewport);
+    await page.screenshot({ path: new URL(`${name}-${size}.png`, ARTIFACTS).pathname, fullPage: true });
+  }
+  await page.setViewportSize(VIEWPORTS.wide);
+}
+
+async function alertText(page: Page): Promise<string> {
+  const alert = page.locator('main [role="alert"]:visible').first();
+  await alert.waitFor({ timeout: 10_000 });
+  return (await alert.textContent())?.trim() ?? "";
+}
+
+/** Fills and sends the password form (setup, invitation or reset). */
+async function choosePassword(page: Page, password: string, again = password): Promise<void> {
+  await page.fill('input[name="password"]', password);
+  await page.fill('input[name="password2"]', again);
+  await page.click('main button[type="submit"]');
+}
+
+Deno.test({
+  name: "a newcomer: setup address from serve, first administrator, an invited person, each sees their own",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn(t) {
+    const chromiumPath = await needs("chromium");
+    await Deno.mkdir(ARTIFACTS, { recursive: true });
+    await using dir = await tempDir("sergo-newcomer-");
+    await using server = await serve(dir.path);
+    const { url } = server;
+    const { chromium } = await loadPlaywright();
+    const browser: Browser = await chromium.launch({
+      executablePath: chromiumPath,
+      headless: true,
+      args: [
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+      ],
+    });
+    const contexts: BrowserContext[] = [];
+    const newPage = async () => {
+      const context = await browser.newContext({ viewport: VIEWPORTS.wide, acceptDownloads: true });
+      contexts.push(context);
+      const page = await context.newPage();
+      page.on("dialog", (dialog) => void dialog.accept());
+      return page;
+    };
+    try {
+      const setupLine = server.out.split("\n").find((line) => line.includes("/setup?token="))!;
+      const setupUrl = /(http:\/\/\S+\/setup\?token=[0-9A-Za-z]+)/.exec(setupLine)![1]!;
+      const ava = await newPage();
+      let invitation = "";
+
+      await t.step("before setup: / says how to begin; a wrong token is a missing page", async () => {
+        await ava.goto(`${url}/`);
+        assert.match(await ava.locator("main").textContent() ?? "", /setup address that serve printed/);
+        const wrong = await ava.goto(`${url}/setup?token=${"x".repeat(43)}`);
+        assert.equal(wrong?.status(), 404);
+        const none = await ava.goto(`${url}/setup`);
+        assert.equal(none?.status(), 404);
+      });
+
+      await t.step("setup: bad input is refused in one sentence; the first person is signed in", async () => {
+        await ava.goto(setupUrl);
+        await shots(ava, "01-setup");
+        await ava.fill('input[name="name"]', "Ava Bennett");
+        await ava.fill('input[name="email"]', "ava@example.com");
+        await choosePassword(ava, "a long enough phrase", "a different phrase");
+        assert.equal(await alertText(ava), "The two passwords differ — type the same one twice.");
+        await choosePassword(ava, "password1");
+        assert.match(await alertText(ava), /one of the most common passwords/);
+        await choosePassword(ava, "ava's own quiet river");
+        await ava.waitForURL(`${url}/documents`);
+        assert.equal(await ava.locator(".who").textContent(), "Ava Bennett");
+        assert.equal(
+          await ava.locator('nav a:has-text("People")').count(),
+          1,
+          "an administrator sees People",
+        );
+        const again = await (await newPage()).goto(setupUrl);
+        assert.equal(again?.status(), 404, "the setup address worked once");
+      });
+
+      await t.step("the administrator adds a person; the invitation link is shown once", async () => {
+        await ava.click('nav a:has-text("People")');
+        await ava.waitForURL(`${url}/people`);
+        await ava.fill('input[name="name"]', "Bea Okafor");
+        await ava.fill('input[name="email"]', "ava@example.com");
+        await ava.click('button:has-text("Add and make an invitation link")');
+        assert.match(await alertText(ava), /already exists/);
+        await ava.fill('input[name="email"]', "bea@example.com");
+        await ava.click('button:has-text("Add and make an invitation link")');
+        invitation = (await ava.locator("#password-link-url").textContent())!;
+        assert.match(invitation, new RegExp(`^${url}/password\\?token=[0-9A-Za-z]{43}$`));
+        assert.match(await ava.locator("#people").textContent() ?? "", /Bea Okafor.*Not set yet/);
+        await shots(ava, "02-people");
+        await ava.reload(); // a reload posts nothing: the link is gone from the page
+        assert.equal(await ava.locator("#password-link-url").count(), 0);
+      });
+
+      const bea = await newPage();
+      await t.step("the invited person sets a password through the link, once", async () => {
+        await bea.goto(invitation);
+        assert.match(await bea.locator("h1").textContent() ?? "", /Welcome to Sergo, Bea Okafor/);
+        await choosePassword(bea, "bea@example.com");
+        assert.match(await alertText(bea), /must not be the email address/);
+        await choosePassword(bea, "bea reads every page twice");
+        await bea.waitForURL(`${url}/documents`);
+        assert.equal(await bea.locator(".who").textContent(), "Bea Okafor");
+        const used = await (await newPage()).goto(invitation);
+        assert.equal(used?.status(), 404, "the invitation worked once");
+      });
+
+      await t.step("nobody else sees other people: /people is a missing page for Bea", async () => {
+        assert.equal(await bea.locator('nav a:has-text("People")').count(), 0);
+        const people = await bea.request.get(`${url}/people`);
+        const missing = await bea.request.get(`${url}/no-such-page`);
+        assert.equal(people.status(), 404);
+        assert.equal(await people.text(), await missing.text(), "exactly as a path that does not exist");
+        const post = await bea.request.post(`${url}/people`, {
+          form: { action: "add", name: "X", email: "x@y.z" },
+        });
+        assert.equal(post.status(), 404);
+      });
+
+      await t.step("each sees only their own folders", async () => {
+        await ava.goto(`${url}/documents`);
+        await ava.fill('#new-folder input[name="name"]', "Ava's reports");
+        await ava.click("#new-folder button");
+        await ava.waitForURL(/\/documents\?folder=/);
+        const avaFolder = ava.url();
+        await bea.goto(`${url}/documents`);
+        assert.doesNotMatch(await bea.locator("main").textContent() ?? "", /Ava's reports/);
+        const theirs = await bea.goto(avaFolder);
+        assert.equal(theirs?.status(), 404);
+        await shots(bea, "03-bea-documents");
+      });
+
+      await t.step("a reset link replaces the password; the old one stops working", async () => {
+        await ava.goto(`${url}/people`);
+        await ava.locator('#people tr:has-text("Bea Okafor") button').click();
+        const reset = (await ava.locator("#password-link-url").textContent())!;
+        const page = await newPage();
+        await page.goto(reset);
+        assert.match(await page.locator("h1").textContent() ?? "", /A new password for Bea Okafor/);
+        await choosePassword(page, "bea's brand new phrase");
+        await page.waitForURL(`${url}/documents`);
+        const fresh = await newPage();
+        await fresh.goto(`${url}/sign-in`);
+        await fresh.fill('input[name="email"]', "bea@example.com");
+        await fresh.fill('input[name="password"]', "bea reads every page twice");
+        await fresh.click('button:has-text("Sign in")');
+        assert.equal(await alertText(fresh), "The email or password is wrong.");
+        await fresh.fill('input[name="password"]', "bea's brand new phrase");
+        await fresh.click('button:has-text("Sign in")');
+        await fresh.waitForURL(`${url}/documents`);
+      });
+    } finally {
+      for (const context of contexts) await context.close();
+      await browser.close();
+    }
+  },
+});

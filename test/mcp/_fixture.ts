@@ -1,21 +1,24 @@
 /**
- * A real Sergo data set for the MCP tests: a SQLite event log, the
- * projections the tools read (catalogue, key scopes, search index) kept up
- * to date on every append, real corpus files read by the real extractors.
+ * A real Sergo data set for the MCP tests, made the way users make it: an
+ * open data directory (`openApp`: the SQLite log, every projection kept up to
+ * date), people, folders, uploads and agent keys made by the domain
+ * commands, and real corpus files read by the real processing worker.
  *
  * @module
  */
 import type { EventStore } from "../../events/store.ts";
-import { join } from "node:path";
-import { openSqliteStore, type SqliteEventStore } from "../../events/sqlite_store.ts";
-import type { CanRead, DocumentType, SergoEvent } from "../../events/types.ts";
-import { openProjector, type Projector } from "../../projections/projector.ts";
-import { ALL_PROJECTIONS } from "../../projections/all.ts";
-import { generateSecret, hashSecret, lastFour } from "../../src/auth/key_format.ts";
-import { BlobStore } from "../../src/blob_store.ts";
-import type { ExtractResult } from "../../src/processing/extract_result.ts";
-import { extractPdf } from "../../src/processing/pdf_extract.ts";
-import { extractPptx } from "../../src/processing/pptx_extract.ts";
+import type { SqliteEventStore } from "../../events/sqlite_store.ts";
+import type { CanRead, SergoEvent } from "../../events/types.ts";
+import { getAgentKey } from "../../projections/key_scopes.ts";
+import { openApp, type SergoApp } from "../../src/app.ts";
+import type { BlobStore } from "../../src/blob_store.ts";
+import { uploadFile } from "../../src/domain/documents.ts";
+import { createFolder } from "../../src/domain/folders.ts";
+import { changeAgentKey, createAgentKey } from "../../src/domain/keys.ts";
+import { addPerson } from "../../src/domain/people.ts";
+import { NOT_INSTALLED } from "../../src/pdf_copy/libreoffice.ts";
+import { createExtractionPool, type ExtractionPool } from "../../src/processing/worker_pool.ts";
+import { ProcessingWorker } from "../../src/workers/processing_worker.ts";
 
 /** The corpus folder. */
 export const CORPUS = new URL("../../../shared/corpus/", import.meta.url);
@@ -23,128 +26,112 @@ export const CORPUS = new URL("../../../shared/corpus/", import.meta.url);
 /** The MCP reference. */
 export const REFERENCE = new URL("../../../shared/reference/sergo-mcp-reference.txt", import.meta.url);
 
-let counter = 0;
-function id(prefix: string): string {
-  counter++;
-  return `${prefix}${counter.toString(36).padStart(7, "0")}`.slice(-8);
-}
-
-const extracted = new Map<string, ExtractResult>();
-
-/** Reads a corpus file with the real extractor (cached across tests of one run). */
-export async function extractCorpus(path: string): Promise<{ bytes: Uint8Array; result: ExtractResult }> {
-  const bytes = await Deno.readFile(new URL(path, CORPUS));
-  let result = extracted.get(path);
-  if (!result) {
-    result = path.endsWith(".pdf") ? await extractPdf(bytes) : await extractPptx(bytes);
-    extracted.set(path, result);
-  }
-  return { bytes, result };
-}
+let people = 0;
 
 /** A data directory with a log and projections. */
 export class Fixture {
   readonly dir: string;
-  readonly store: SqliteEventStore;
-  readonly projector: Projector;
-  readonly blobs: BlobStore;
-  #unsubscribe: () => void;
+  readonly app: SergoApp;
+  /** A document uploaded with `processed: false`, which later processing would read too. */
+  #unread: string | null = null;
+  #pool: ExtractionPool | null = null;
 
-  private constructor(dir: string, writer: "inline" | "thread" = "inline") {
+  private constructor(dir: string, app: SergoApp) {
     this.dir = dir;
-    this.store = openSqliteStore(join(dir, "events.db"), { writer });
-    // Every projection, as a server keeps them (the audit view applies each call's event too).
-    this.projector = openProjector(join(dir, "projections.db"), ALL_PROJECTIONS);
-    this.blobs = new BlobStore(join(dir, "blobs"));
-    this.#unsubscribe = this.store.subscribe(() => this.projector.catchUp(this.store));
+    this.app = app;
   }
 
   /** Opens a fresh fixture in a temporary directory. */
   static async open(options: { writer?: "inline" | "thread" } = {}): Promise<Fixture> {
-    return new Fixture(await Deno.makeTempDir({ prefix: "sergo-mcp-" }), options.writer);
+    const dir = await Deno.makeTempDir({ prefix: "sergo-mcp-" });
+    return new Fixture(dir, await openApp(dir, { writer: options.writer }));
   }
 
-  /** Reopens the same data directory (a restart). */
-  static reopen(dir: string): Fixture {
-    return new Fixture(dir);
+  /** Opens the same data directory again (a restart, or a second process such as a CLI command). */
+  static async reopen(dir: string): Promise<Fixture> {
+    return new Fixture(dir, await openApp(dir));
   }
 
   get db() {
-    return this.projector.db;
+    return this.app.db;
   }
 
-  /** Appends events to a stream. */
+  get store(): SqliteEventStore {
+    return this.app.store;
+  }
+
+  get projector() {
+    return this.app.projector;
+  }
+
+  get blobs(): BlobStore {
+    return this.app.blobs;
+  }
+
+  /**
+   * Appends events as they are to a stream: only for tests about how the
+   * server takes one particular event (everything else goes through the
+   * domain commands below).
+   */
   async append(stream: string, events: Array<Omit<SergoEvent, "metadata">>): Promise<void> {
-    const time = new Date().toISOString();
-    await this.store.append(
+    await this.app.append(
       stream,
-      events.map((e) => ({ ...e, metadata: { time, actor: "cli" } })) as SergoEvent[],
+      events.map((e) => ({ ...e, metadata: this.app.meta("cli") })) as SergoEvent[],
     );
   }
 
   /** Adds a person; returns their id. */
   async person(name: string): Promise<string> {
-    const personId = id("p");
-    await this.append(`person-${personId}`, [{
-      type: "PersonAdded",
-      data: { person_id: personId, name, email: `${personId}@example.com` },
-    }]);
-    return personId;
+    const email = `${name.toLowerCase().replace(/[^a-z]+/g, ".")}.${++people}@example.com`;
+    return (await addPerson(this.app, { name, email })).person_id;
   }
 
   /** Creates a folder; returns its id. */
   async folder(personId: string, name: string, parentId: string | null = null): Promise<string> {
-    const folderId = id("f");
-    await this.append(`folder-${folderId}`, [{
-      type: "FolderCreated",
-      data: { folder_id: folderId, person_id: personId, parent_id: parentId, name },
-    }]);
-    return folderId;
+    return (await createFolder(this.app, { personId, parentId, name }, "cli")).folder_id;
   }
 
-  /** Uploads a corpus file and records its processing result; returns the document id. */
+  /**
+   * Uploads a corpus file and has the processing worker read it (unless
+   * `processed: false`: then it stays being processed, so it must be the
+   * last upload that is read); returns the document id. With
+   * `pdfCopy: "none"` the file's PDF copy failed as it does where
+   * LibreOffice is not installed.
+   */
   async document(
     personId: string,
     folderId: string | null,
     path: string,
-    options: { name?: string; processed?: boolean; pdfCopy?: "none" | "pending" } = {},
+    options: { name?: string; processed?: boolean; pdfCopy?: "none" } = {},
   ): Promise<string> {
-    const { bytes, result } = await extractCorpus(path);
-    const sha256 = await this.blobs.write(bytes);
-    const documentId = id("d");
-    const type = path.split(".").pop() as DocumentType;
-    await this.append(`document-${documentId}`, [{
-      type: "DocumentUploaded",
-      data: {
-        document_id: documentId,
-        person_id: personId,
-        folder_id: folderId,
-        name: options.name ?? path.split("/").pop()!,
-        type,
-        size: bytes.length,
-        sha256,
-        preset: "basic",
-      },
-    }]);
-    if (options.processed !== false) {
-      await this.append(`document-${documentId}`, [{
-        type: "DocumentProcessed",
-        data: {
-          document_id: documentId,
-          preset: "basic",
-          page_count: result.page_count,
-          pages_estimated: result.pages_estimated,
-          pages: result.pages,
-        },
-      }]);
+    if (this.#unread !== null && options.processed !== false) {
+      throw new Error(`Upload the unprocessed document last: reading ${path} would read ${this.#unread} too`);
     }
-    if (options.pdfCopy === "none" && type !== "pdf") {
-      await this.append(`document-${documentId}`, [{
+    const tempPath = await Deno.makeTempFile({ prefix: "sergo-upload-" });
+    await Deno.copyFile(new URL(path, CORPUS), tempPath);
+    const row = await uploadFile(this.app, {
+      personId,
+      folderId,
+      name: options.name ?? path.split("/").pop()!,
+      tempPath,
+    }, "cli");
+    if (options.processed === false) this.#unread ??= row.document_id;
+    else await this.#process();
+    if (options.pdfCopy === "none" && row.type !== "pdf") {
+      // What the PDF copy worker records when soffice cannot be started (LibreOffice runs here, so it would succeed).
+      await this.append(`document-${row.document_id}`, [{
         type: "PdfCopyFailed",
-        data: { document_id: documentId, reason: "No converter in this test" },
+        data: { document_id: row.document_id, reason: NOT_INSTALLED },
       }]);
     }
-    return documentId;
+    return row.document_id;
+  }
+
+  async #process(): Promise<void> {
+    this.#pool ??= createExtractionPool({ concurrency: 1 });
+    const worker = new ProcessingWorker(this.app, this.#pool, { workerId: "fixture", concurrency: 1 });
+    worker.kick();
+    await worker.drain();
   }
 
   /** Creates an agent key; returns its id and value. */
@@ -154,21 +141,8 @@ export class Fixture {
     description: string,
     canRead: CanRead,
   ): Promise<{ keyId: string; value: string }> {
-    const value = generateSecret("agent");
-    const keyId = id("k");
-    await this.append(`key-${keyId}`, [{
-      type: "AgentKeyCreated",
-      data: {
-        key_id: keyId,
-        person_id: personId,
-        name,
-        description,
-        key_hash: hashSecret(value),
-        last4: lastFour(value),
-        can_read: canRead,
-      },
-    }]);
-    return { keyId, value };
+    const { key, value } = await createAgentKey(this.app, { personId, name, description, canRead }, "cli");
+    return { keyId: key.key_id, value };
   }
 
   /** Changes an agent key. */
@@ -176,7 +150,15 @@ export class Fixture {
     keyId: string,
     change: { name?: string; description?: string; can_read?: CanRead },
   ): Promise<void> {
-    await this.append(`key-${keyId}`, [{ type: "AgentKeyChanged", data: { key_id: keyId, ...change } }]);
+    const key = getAgentKey(this.db, keyId);
+    if (!key) throw new Error(`No agent key ${keyId}`);
+    await changeAgentKey(this.app, {
+      personId: key.person_id,
+      keyId,
+      name: change.name,
+      description: change.description,
+      canRead: change.can_read,
+    }, "cli");
   }
 
   /** The `McpCalled` events in the log. */
@@ -186,11 +168,11 @@ export class Fixture {
     >;
   }
 
-  /** Closes the store and projections (keeps the directory). */
+  /** Closes the data directory (keeps it). */
   async close(): Promise<void> {
-    this.#unsubscribe();
-    await this.store.close();
-    this.projector.close();
+    await this.#pool?.close();
+    this.#pool = null;
+    await this.app.close();
   }
 
   /** Closes and deletes the directory. */

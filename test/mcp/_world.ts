@@ -24,8 +24,49 @@ export interface World {
   keyIds: { all: string; decks: string; single: string; empty: string };
 }
 
-/** Builds the shared data set in a fresh fixture. */
+let template: Promise<{ dir: string; world: Omit<World, "fixture"> }> | null = null;
+
+/**
+ * Builds the shared data set in a fresh fixture: the first time through the
+ * domain commands and the processing worker, then as a copy of that data
+ * directory (the same log and files, as a restored backup would be).
+ */
 export async function buildWorld(): Promise<World> {
+  template ??= (async () => {
+    const { fixture, ...world } = await makeWorld();
+    await fixture.close();
+    globalThis.addEventListener("unload", () => removeQuietly(fixture.dir));
+    return { dir: fixture.dir, world };
+  })();
+  const { dir, world } = await template;
+  const copy = await Deno.makeTempDir({ prefix: "sergo-mcp-" });
+  await copyFolder(dir, copy);
+  const fixture = await Fixture.reopen(copy);
+  // Tests that share one world at module level need not remove it in a last "cleanup" test.
+  globalThis.addEventListener("unload", () => removeQuietly(copy));
+  return { fixture, ...world };
+}
+
+function removeQuietly(dir: string): void {
+  try {
+    Deno.removeSync(dir, { recursive: true });
+  } catch {
+    // Already removed by a test that disposed of its world.
+  }
+}
+
+async function copyFolder(from: string, to: string): Promise<void> {
+  for await (const entry of Deno.readDir(from)) {
+    if (entry.isDirectory) {
+      await Deno.mkdir(`${to}/${entry.name}`);
+      await copyFolder(`${from}/${entry.name}`, `${to}/${entry.name}`);
+    } else if (entry.isFile) {
+      await Deno.copyFile(`${from}/${entry.name}`, `${to}/${entry.name}`);
+    }
+  }
+}
+
+async function makeWorld(): Promise<World> {
   const fixture = await Fixture.open();
   const ava = await fixture.person("Ava Bennett");
   const bob = await fixture.person("Bob Stone");
@@ -40,11 +81,11 @@ export async function buildWorld(): Promise<World> {
     pdfCopy: "none",
   });
   const apache = await fixture.document(ava, decksBasic, "pptx/apache-performance-tuning-notes.pptx");
+  const bobs = await fixture.document(bob, bobFolder, "pptx/apache-performance-tuning-notes.pptx");
   const pending = await fixture.document(ava, decks, "pptx/markitdown-test-deck-chart-table.pptx", {
     name: "not-yet-read.pptx",
     processed: false,
   });
-  const bobs = await fixture.document(bob, bobFolder, "pptx/apache-performance-tuning-notes.pptx");
   const all = await fixture.agentKey(ava, "everything", "Ava's decks and papers.", {
     folders: [decks, papers],
     documents: [],

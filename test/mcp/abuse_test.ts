@@ -96,3 +96,33 @@ Deno.test("the rate limiter refills at its rate up to its burst; refused calls g
   assert.deepEqual(await statuses(4), [200, 200, 200, refused]);
   assert.equal(auditCount(s), 3 + 1 + 2 + 3, "one McpCalled per answered call, none for the refused");
 });
+
+Deno.test("X-Sergo-End-User: 200 characters are taken (and audited), 201 are refused with the limit", async () => {
+  await using s = await served();
+  const key = await s.key("reader", { folders: [], documents: [] });
+  const taken = await s.post(key, LIST, { "x-sergo-end-user": "é".repeat(200) });
+  assert.equal(taken.status, 200);
+  await taken.body?.cancel();
+  const refused = await s.post(key, LIST, { "x-sergo-end-user": "é".repeat(201) });
+  assert.equal(refused.status, 400);
+  assert.equal(
+    (await refused.json()).error.message,
+    "X-Sergo-End-User must be at most 200 characters without control characters.",
+  );
+  assert.equal(auditCount(s), 1);
+});
+
+Deno.test("batches (2025-03-26): 50 messages are answered, 51 are refused whole and audit nothing", async () => {
+  await using s = await served();
+  const key = await s.key("reader", { folders: [], documents: [] });
+  const batch = (n: number) => Array.from({ length: n }, (_, i) => ({ ...LIST, id: i + 1 }));
+  const version = { "mcp-protocol-version": "2025-03-26" };
+  const fifty = await s.post(key, batch(50), version);
+  assert.equal(fifty.status, 200);
+  assert.equal((await fifty.json()).length, 50);
+  assert.equal(auditCount(s), 50);
+  const fiftyOne = await s.post(key, batch(51), version);
+  assert.equal(fiftyOne.status, 400);
+  assert.equal((await fiftyOne.json()).error.message, "A batch may hold at most 50 messages.");
+  assert.equal(auditCount(s), 50);
+});

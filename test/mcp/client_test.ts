@@ -88,7 +88,7 @@ Deno.test("the official client with a wrong key fails at connect", async () => {
     requestInit: { headers: { authorization: `Bearer ${world.keys.all.slice(0, -1)}x` } },
   });
   try {
-    await assert.rejects(client.connect(transport));
+    await assert.rejects(client.connect(transport), /Malformed key — the prefix or checksum doesn.t match/);
   } finally {
     await client.close().catch(() => {});
     await server.shutdown();

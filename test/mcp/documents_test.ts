@@ -255,7 +255,3 @@ Deno.test("an unknown tool answers a result with isError", async () => {
     '{"jsonrpc":"2.0","id":16,"result":{"content":[{"text":"No tool named \'summarize\'.","type":"text"}],"isError":true}}',
   );
 });
-
-Deno.test("documents: cleanup", async () => {
-  await fixture.dispose();
-});

@@ -291,7 +291,3 @@ Deno.test("initialize with a protocolVersion that is not a string is Invalid par
   const junk = await (await init({ protocolVersion: "junk", capabilities: {}, clientInfo })).json();
   assert.equal(typeof junk.result.protocolVersion, "string");
 });
-
-Deno.test("endpoint: cleanup", async () => {
-  await fixture.dispose();
-});

@@ -202,6 +202,7 @@ Deno.test({
         isError: true,
       });
       assert.equal(shown(await search({ limit: 20 })), 20);
+      assert.equal(shown(await search({})), 10, "10 by default");
       assert.deepEqual(await search({ limit: 21 }), {
         content: [{ text: "`limit` must be a whole number from 1 to 20.", type: "text" }],
         isError: true,

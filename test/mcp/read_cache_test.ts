@@ -7,6 +7,7 @@
  * millisecond; and the fast path answers byte for byte as the SDK does.
  */
 import assert from "node:assert/strict";
+import { assertAll } from "../helpers/assert_all.ts";
 import { hashSecret, lastFour } from "../../src/auth/key_format.ts";
 import { generateSecret } from "../../src/auth/key_format.ts";
 import { createMcpEndpoint } from "../../src/mcp/endpoint.ts";
@@ -40,6 +41,7 @@ Deno.test("changes made in this process show on the very next call", async () =>
     // A document uploaded into the scope: listed at once.
     await fixture.document(ava, folders.decks, "pptx/markitdown-test-deck-chart-table.pptx", {
       name: "fresh-upload.pptx",
+      processed: false,
     });
     const added = listed(await callTool(endpoint, keys.decks, "list_documents", {}));
     assert.equal(added.length, renamed.length + 1);
@@ -48,7 +50,7 @@ Deno.test("changes made in this process show on the very next call", async () =>
     // The key narrowed to another folder: the scope follows, and the server's texts too.
     await fixture.changeKey(keyIds.decks, { can_read: { folders: [folders.papers], documents: [] } });
     const narrowed = listed(await callTool(endpoint, keys.decks, "list_documents", {}));
-    assert.ok(narrowed.every((line) => line.startsWith("Ava Bennett's documents/Papers")));
+    assertAll(narrowed, (line) => line.startsWith("Ava Bennett's documents/Papers"));
     const tools = await (await post(endpoint, keys.decks, { jsonrpc: "2.0", id: 1, method: "tools/list" }))
       .text();
     assert.match(tools, /Papers/);
@@ -105,12 +107,13 @@ Deno.test("a change another process commits to the shared files shows within a m
   const world = await buildWorld();
   const { fixture, keys, keyIds, ava, folders } = world;
   // A second process on the same data directory, as a CLI command is: its own connections.
-  const other = Fixture.reopen(fixture.dir);
+  const other = await Fixture.reopen(fixture.dir);
   try {
     const endpoint = createMcpEndpoint({ db: fixture.db, store: fixture.store, settings });
     const before = listed(await callTool(endpoint, keys.all, "list_documents", { limit: 50 }));
     await other.document(ava, folders.papers, "pptx/markitdown-test-deck-chart-table.pptx", {
       name: "from-the-cli.pptx",
+      processed: false,
     });
     await new Promise((resolve) => setTimeout(resolve, 5));
     const after = listed(await callTool(endpoint, keys.all, "list_documents", { limit: 50 }));

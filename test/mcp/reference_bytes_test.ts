@@ -4,6 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { createMcpEndpoint } from "../../src/mcp/endpoint.ts";
+import { getAgentKey } from "../../projections/key_scopes.ts";
 import { Fixture, jsonAfter, post, REFERENCE } from "./_fixture.ts";
 
 const DESCRIPTION =
@@ -62,7 +63,7 @@ Deno.test("tools/list answers the reference's JSON, field for field, with the re
     const again = await post(endpoint, value, { jsonrpc: "2.0", id: 2, method: "tools/list", params: {} });
     assert.equal(await again.text(), text);
     await fixture.close();
-    const reopened = Fixture.reopen(fixture.dir);
+    const reopened = await Fixture.reopen(fixture.dir);
     try {
       const restarted = createMcpEndpoint({ db: reopened.db, store: reopened.store });
       const after = await post(restarted, value, { jsonrpc: "2.0", id: 2, method: "tools/list", params: {} });
@@ -103,6 +104,9 @@ Deno.test("a new name, description or folder shows in the next answers", async (
       /^outlooks — a document store you can search\.\nOutlook decks\.\nUse `search` first/,
     );
     const list = await (await post(endpoint, value, { jsonrpc: "2.0", id: 2, method: "tools/list" })).json();
+    // The folders in the order the key keeps them.
+    const shown = getAgentKey(fixture.db, keyId)!.can_read.folders
+      .map((id) => id === outlooks ? "Energy outlooks" : "Reports").join(", ");
     assert.ok(
       list.result.tools[0].description.startsWith(
         "Search outlooks: Outlook decks. Returns the best-matching",
@@ -115,11 +119,11 @@ Deno.test("a new name, description or folder shows in the next answers", async (
     );
     assert.equal(
       list.result.tools[0].inputSchema.properties.folders.description,
-      "Only search these folders, by name: Energy outlooks, Reports — or any folder inside them, by its own name",
+      `Only search these folders, by name: ${shown} — or any folder inside them, by its own name`,
     );
     assert.equal(
       list.result.tools[1].inputSchema.properties.folders.description,
-      "Only list these folders, by name: Energy outlooks, Reports — or any folder inside them, by its own name",
+      `Only list these folders, by name: ${shown} — or any folder inside them, by its own name`,
     );
     // A key reading single files only.
     await fixture.changeKey(keyId, { can_read: { folders: [], documents: [] } });

@@ -14,7 +14,8 @@
  * reported as stale (the code moved): update its line in `mutations.ts`. The
  * run first runs every chosen test file unmutated, and stops if that fails.
  * Exit code 0 only when every mutation was caught. The report is also written
- * to `test/artifacts/mutate.txt`.
+ * to `test/artifacts/mutate.txt`, and each run's test output to
+ * `test/artifacts/mutate/`.
  *
  * @module
  */
@@ -92,6 +93,8 @@ async function tryMutation(repo: string, mutation: Mutation): Promise<{ outcome:
   try {
     const started = performance.now();
     const { code, output } = await run(Deno.execPath(), [...TEST_FLAGS, ...mutation.tests], repo);
+    await Deno.mkdir(join(ROOT, "test/artifacts/mutate"), { recursive: true });
+    await Deno.writeTextFile(join(ROOT, "test/artifacts/mutate", `${slug(mutation.name)}.log`), output);
     const seconds = ((performance.now() - started) / 1000).toFixed(0);
     if (code === -1) return { outcome: "timed out", detail: `${seconds} s` };
     if (code === 0) return { outcome: "survived", detail: `${seconds} s, ${summary(output)}` };
@@ -100,6 +103,10 @@ async function tryMutation(repo: string, mutation: Mutation): Promise<{ outcome:
   } finally {
     await Deno.writeTextFile(path, original);
   }
+}
+
+function slug(name: string): string {
+  return name.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "").slice(0, 80);
 }
 
 function summary(output: string): string {

@@ -20,7 +20,6 @@ export interface Mutation {
 const LIMITS = "test/mcp/limits_test.ts";
 const SEARCH = "test/mcp/search_test.ts";
 const DOCUMENTS = "test/mcp/documents_test.ts";
-const ENDPOINT = "test/mcp/endpoint_test.ts";
 const ABUSE = "test/mcp/abuse_test.ts";
 const RENDER_POOL = "test/render/render_pool_test.ts";
 const RENDER_PNG = "test/render/render_png_test.ts";
@@ -122,20 +121,13 @@ export const MUTATIONS: Mutation[] = [
     file: "src/mcp/texts.ts",
     from: "searchLimitDefault: 10,",
     to: "searchLimitDefault: 9,",
-    tests: [SEARCH, LIMITS],
+    tests: [LIMITS],
   },
   {
     name: "search: the depth setting ignored",
     file: "src/mcp/tools/search.ts",
     from: "depth: context.settings.searchDepth,",
     to: "depth: 50,",
-    tests: [SEARCH],
-  },
-  {
-    name: "search: hits outside the key's scope kept",
-    file: "src/mcp/tools/search.ts",
-    from: "return inScope(context.scope, documents.get(hit.document_id));",
-    to: "return documents.get(hit.document_id) !== undefined;",
     tests: [SEARCH],
   },
 
@@ -307,14 +299,21 @@ export const MUTATIONS: Mutation[] = [
     file: "src/mcp/settings.ts",
     from: "maxEndUserLength: 200,",
     to: "maxEndUserLength: 199,",
-    tests: [ENDPOINT],
+    tests: [ABUSE],
   },
   {
     name: "batches: the size check removed",
     file: "src/mcp/endpoint.ts",
     from: "if (messages.length > settings.maxBatch) {",
     to: "if (false) {",
-    tests: [ENDPOINT],
+    tests: [ABUSE],
+  },
+  {
+    name: "batches: 51 messages taken",
+    file: "src/mcp/endpoint.ts",
+    from: "if (messages.length > settings.maxBatch) {",
+    to: "if (messages.length > settings.maxBatch + 1) {",
+    tests: [ABUSE],
   },
   {
     name: "credentials: expired ones accepted",
@@ -400,14 +399,21 @@ export const MUTATIONS: Mutation[] = [
     file: "src/processing/pdf_extract.ts",
     from: "if (count > MAX_PDF_PAGES) {",
     to: "if (false) {",
-    tests: ["test/processing/hostile_test.ts"],
+    tests: ["test/processing/guards_test.ts"],
   },
   {
     name: "processing: the zip entry-count guard removed",
     file: "src/processing/_zip.ts",
     from: "if (entries.size >= MAX_ZIP_ENTRIES) {",
     to: "if (false) {",
-    tests: ["test/processing/hostile_test.ts", "test/processing/pptx_extract_test.ts"],
+    tests: ["test/processing/guards_test.ts"],
+  },
+  {
+    name: "processing: 10,001 zip entries taken",
+    file: "src/processing/_zip.ts",
+    from: "if (entries.size >= MAX_ZIP_ENTRIES) {",
+    to: "if (entries.size > MAX_ZIP_ENTRIES) {",
+    tests: ["test/processing/guards_test.ts"],
   },
 
   // replay

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { assertAll } from "../helpers/assert_all.ts";
 import { extractDocument } from "../../src/processing/extract.ts";
 import type { ExtractResult } from "../../src/processing/extract_result.ts";
 import { corpusBytes } from "./_corpus.ts";
@@ -35,7 +36,7 @@ Deno.test("Word: localized heading styles (Überschrift) are headings", async ()
 Deno.test("Word: a long handbook gets estimated pages of about 3,000 characters", async () => {
   const result = await read("doj-chapter13-trustee-handbook-long.docx");
   assert.ok(result.page_count > 250 && result.page_count < 320, String(result.page_count));
-  assert.ok(result.pages.every((p) => p.text.length <= 3100));
+  assertAll(result.pages, (p) => p.text.length <= 3100);
   assert.ok(sections(result).includes("CHAPTER 1 – INTRODUCTION"));
 });
 

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { judgeTextLayer } from "../../src/processing/text_quality.ts";
+import { assertAll } from "../helpers/assert_all.ts";
 import { extractDocument } from "../../src/processing/extract.ts";
 import { buildLines, extractPdf } from "../../src/processing/pdf_extract.ts";
 import { textOperatorsHooked } from "../../src/processing/_pdfjs.ts";
@@ -24,7 +25,7 @@ Deno.test("PDF: a scan with an invisible garbage OCR layer is marked but not ima
   const result = await read("scanned-ru-tax-form-bad-ocr.pdf");
   assert.equal(result.page_count, 8);
   assert.ok(result.pages.filter((p) => p.marked).length >= 6);
-  assert.ok(result.pages.every((p) => !p.image_only));
+  assertAll(result.pages, (p) => !p.image_only);
 });
 
 Deno.test("PDF: diagram slides are marked, text slides over a background picture are not", async () => {

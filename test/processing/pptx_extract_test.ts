@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { assertAll } from "../helpers/assert_all.ts";
 import { extractDocument } from "../../src/processing/extract.ts";
 import type { ExtractResult } from "../../src/processing/extract_result.ts";
 import { corpusBytes } from "./_corpus.ts";
@@ -59,7 +60,7 @@ Deno.test("PowerPoint: text-only slides are not marked", async () => {
   assert.equal(deck.page_count, 28);
   const withText = deck.pages.filter((p) => p.text.length > 0);
   assert.equal(withText.length, 26);
-  assert.ok(withText.every((p) => !p.marked));
+  assertAll(withText, (p) => !p.marked);
   // Slides 15 and 26 hold only an ActiveX control: nothing to read, so they are to view.
   for (const n of [15, 26]) {
     assert.deepEqual([deck.pages[n - 1]!.marked, deck.pages[n - 1]!.image_only], [true, true]);

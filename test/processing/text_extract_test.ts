@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { assertAll } from "../helpers/assert_all.ts";
 import { extractDocument } from "../../src/processing/extract.ts";
 import { corpusBytes } from "./_corpus.ts";
 
@@ -14,7 +15,7 @@ Deno.test("Text: a long novel becomes estimated pages at line boundaries", async
   const result = await extractDocument(bytes, "war-and-peace.txt");
   assert.equal(result.pages_estimated, true);
   assert.ok(Math.abs(result.page_count - bytes.length / 3000) < bytes.length / 3000 * 0.15);
-  assert.ok(result.pages.every((p) => p.text.length <= 3000 && !p.marked));
+  assertAll(result.pages, (p) => p.text.length <= 3000 && !p.marked);
 });
 
 Deno.test("Markdown: chunks carry the nearest heading", async () => {

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { createExtractionPool } from "../../src/processing/worker_pool.ts";
 import { ProcessingError } from "../../src/processing/processing_error.ts";
+import { extractDocument } from "../../src/processing/extract.ts";
 import { corpusBytes } from "./_corpus.ts";
 
 async function failure(promise: Promise<unknown>): Promise<ProcessingError> {
@@ -56,6 +57,15 @@ Deno.test("pool: results match in-process extraction and refusals keep their rea
     assert.ok(japanese.status === "fulfilled" && /マーケットモデル/.test(japanese.value.pages[0]!.text));
     assert.ok(deck.status === "fulfilled" && deck.value.page_count === 3);
     assert.ok(pdf.status === "fulfilled" && /שלום/.test(pdf.value.pages[0]!.text));
+    // The same results as reading in this process.
+    assert.deepEqual(
+      deck.value,
+      await extractDocument(await corpusBytes("pptx/docling-sample-table-notes.pptx"), "sample.pptx"),
+    );
+    assert.deepEqual(
+      pdf.value,
+      await extractDocument(await corpusBytes("pdf/hebrew-rtl-word365.pdf"), "hebrew.pdf"),
+    );
     assert.ok(
       refused.status === "rejected" && refused.reason.message === "This PDF needs a password to open.",
     );

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { assertAll } from "../helpers/assert_all.ts";
 import { join } from "node:path";
 import { auditView, queryAudit } from "../../projections/audit_view.ts";
 import { projectionDigest } from "../../projections/digest.ts";
@@ -59,7 +60,7 @@ Deno.test("given a mixed workload, the audit view holds each person's entries wi
     const ben = queryAudit(db, { personId: "pBen", limit: 100 }).entries;
     assert.deepEqual(ben.map((e) => e.action).slice(0, 2), ["key deleted", "mcp search"]);
     assert.ok(ben.some((e) => e.action === "processing failed" && e.details.reason === "The file is empty"));
-    assert.ok(ben.every((e) => e.person_id === "pBen"));
+    assertAll(ben, (e) => e.person_id === "pBen");
     assert.deepEqual(ben[0]!.details, { key: "helper", masked_key: "sgk_s_…z9Y8" });
   } finally {
     await install.close();

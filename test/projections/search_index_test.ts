@@ -3,6 +3,7 @@
  * find these pages. The text comes from the real corpus files.
  */
 import assert from "node:assert/strict";
+import { assertAll } from "../helpers/assert_all.ts";
 import { unzipSync } from "fflate";
 import type { EventData, EventType, ProcessedPage, RecordedEvent } from "../../events/types.ts";
 import { projectionDigest } from "../../projections/digest.ts";
@@ -153,7 +154,7 @@ Deno.test("search finds the page that answers a question in English papers", asy
   // Stop words do not decide: a question made of them and one content word finds that word.
   const hits = given.search({ query: "what is the in of to a BM25" });
   assert.ok(hits.length > 0);
-  assert.ok(hits.every((hit) => /bm25/i.test(hit.text)), "every hit holds BM25");
+  assertAll(hits, (hit) => /bm25/i.test(hit.text), "every hit holds BM25");
   // The excerpt is the text as extracted, not the folded one.
   assert.ok(hits.some((hit) => hit.text.includes("BM25")));
 });
@@ -428,19 +429,20 @@ Deno.test("with many people and a large scope, results stay in scope and agree w
   const query = "Prince Andrew wounded at Austerlitz looking at the sky";
   const large = given.search({ query, depth: 20 });
   assert.ok(large.length === 20);
-  assert.ok(large.every((hit) => hit.document_id === "novel"));
+  assertAll(large, (hit) => hit.document_id === "novel");
   assert.ok(/austerlitz/i.test(large[0]!.text) && /sky/i.test(large[0]!.text));
   // Only very common words: passages with all of them, still in scope.
   const common = given.search({ query: "what is the and of", depth: 20 });
   assert.equal(common.length, 20);
-  assert.ok(common.every((hit) => ["novel", "plays"].includes(hit.document_id)));
-  assert.ok(
-    common.every((hit) => /\bthe\b/i.test(hit.text) && /\band\b/i.test(hit.text) && /\bof\b/i.test(hit.text)),
+  assertAll(common, (hit) => ["novel", "plays"].includes(hit.document_id));
+  assertAll(
+    common,
+    (hit) => /\bthe\b/i.test(hit.text) && /\band\b/i.test(hit.text) && /\bof\b/i.test(hit.text),
   );
   // A person with a small scope gets only their own pages.
   const small = given.search({ personId: "p3", query: "king crown", depth: 20 });
   assert.ok(small.length > 0);
-  assert.ok(small.every((hit) => hit.document_id === "p3"));
+  assertAll(small, (hit) => hit.document_id === "p3");
   // The large plan ranks like the small one where both see the same pages.
   const novelOnly = given.search({ query, folderIds: [], documentIds: ["novel"], depth: 5 });
   assert.deepEqual(large.slice(0, 5).map((hit) => hit.text), novelOnly.map((hit) => hit.text));

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { onePagePdf } from "../../src/render/one_page_pdf.ts";
-import { PageRenderError } from "../../src/render/render_png.ts";
+
 import { openPdf } from "../../src/render/pdfjs_loader.ts";
 import { CORPUS_DIR } from "../helpers/corpus.ts";
 import { needs } from "../helpers/dependencies.ts";
@@ -64,5 +64,8 @@ Deno.test("a page past the end is refused with the page count", async () => {
     name: "PageRenderError",
     message: "Page 40 is past the end: the PDF has 18 pages",
   });
-  await assert.rejects(onePagePdf(bytes, 0), PageRenderError);
+  await assert.rejects(onePagePdf(bytes, 0), {
+    name: "PageRenderError",
+    message: 'Cannot cut out page "0": pages are numbered from 1',
+  });
 });

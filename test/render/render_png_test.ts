@@ -58,7 +58,10 @@ Deno.test("the page size rule: 110 dpi, longer side capped at 1,568, never zero"
   assert.equal(huge.width, 1568);
   assert.equal(huge.height, 11);
   assert.equal(pageSizePx(14400, 1).height, 1);
-  assert.throws(() => pageSizePx(0, 100), PageRenderError);
+  assert.throws(() => pageSizePx(0, 100), {
+    name: "PageRenderError",
+    message: "Cannot draw a page of 0 x 100 points: it has no area",
+  });
 });
 
 Deno.test("a page past the end, or page 0, is refused with the page count", async () => {
@@ -68,7 +71,10 @@ Deno.test("a page past the end, or page 0, is refused with the page count", asyn
     assert.equal(error.message, "Page 19 is past the end: the PDF has 18 pages");
     return true;
   });
-  await assert.rejects(renderPagePng(pdf, 0), PageRenderError);
+  await assert.rejects(renderPagePng(pdf, 0), {
+    name: "PageRenderError",
+    message: 'Page "0" does not exist: pages are numbered from 1',
+  });
 });
 
 Deno.test("hostile images: a 34,862 x 4,332 soft mask is refused at once; a 4-byte 'JPEG' of 7,300 x 7,600 draws within bounds", async () => {

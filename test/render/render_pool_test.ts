@@ -90,7 +90,9 @@ Deno.test("closing the pool rejects waiting jobs with one sentence", async () =>
   const first = pool.render({ pdfBytes, page: 1, format: "image" });
   const second = pool.render({ pdfBytes, page: 2, format: "image" });
   pool.close();
-  await assert.rejects(first, PageRenderError);
+  await assert.rejects(first, { message: "Cannot draw the page: the render pool was closed" });
   await assert.rejects(second, { message: "Cannot draw the page: the render pool was closed" });
-  await assert.rejects(pool.render({ pdfBytes, page: 1, format: "image" }), PageRenderError);
+  await assert.rejects(pool.render({ pdfBytes, page: 1, format: "image" }), {
+    message: "Cannot draw a page: the render pool is closed",
+  });
 });

@@ -1,7 +1,13 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { ALL_PROJECTIONS } from "../../projections/all.ts";
-import { getFolderByPath, getPersonByEmail, listFolders, listPeople } from "../../projections/catalogue.ts";
+import {
+  getDocument,
+  getFolderByPath,
+  getPersonByEmail,
+  listFolders,
+  listPeople,
+} from "../../projections/catalogue.ts";
 import { projectionDigest } from "../../projections/digest.ts";
 import { openApp } from "../../src/app.ts";
 import {
@@ -13,7 +19,10 @@ import {
 } from "../../src/domain/folders.ts";
 import { changeAgentKey, createAgentKey, deleteAgentKey, rollAgentKey } from "../../src/domain/keys.ts";
 import { addPerson } from "../../src/domain/people.ts";
-import { deleteDocument, moveDocument, recordUpload } from "../../src/domain/documents.ts";
+import { deleteDocument, moveDocument, recordUpload, uploadFile } from "../../src/domain/documents.ts";
+import { createExtractionPool } from "../../src/processing/worker_pool.ts";
+import { ProcessingWorker } from "../../src/workers/processing_worker.ts";
+import { CORPUS_DIR } from "../helpers/corpus.ts";
 import { openSqliteStore } from "../../events/sqlite_store.ts";
 import { runCli, tempDir } from "../helpers/temp.ts";
 
@@ -37,29 +46,23 @@ Deno.test("replay of a mixed workload gives the same digest as the live projecti
     "test",
   );
   await ensureFolderPath(app, { personId: ben.person_id, path: "Contracts" }, "test");
-  const doc = await recordUpload(app, {
-    personId: ava.person_id,
-    folderId: basic.folder_id,
-    name: "deck.pptx",
-    sha256: SHA,
-    size: 10,
-    type: "pptx",
-    preset: "basic",
-  }, "test");
-  await app.append(`document-${doc.document_id}`, [{
-    type: "DocumentProcessed",
-    data: {
-      document_id: doc.document_id,
-      preset: "basic",
-      page_count: 2,
-      pages_estimated: false,
-      pages: [
-        { page: 1, text: "Electric vehicle sales", marked: true, image_only: false },
-        { page: 2, text: "", marked: true, image_only: true },
-      ],
-    },
-    metadata: app.meta("system"),
-  }]);
+  // A real deck, read by the processing worker (its marked and image-only slides reach every projection).
+  const tempPath = await Deno.makeTempFile();
+  await Deno.copyFile(`${CORPUS_DIR}/pptx/markitdown-test-deck-chart-table.pptx`, tempPath);
+  const doc = await uploadFile(
+    app,
+    { personId: ava.person_id, folderId: basic.folder_id, name: "deck.pptx", tempPath },
+    "test",
+  );
+  const pool = createExtractionPool({ concurrency: 1 });
+  try {
+    const worker = new ProcessingWorker(app, pool, { workerId: "test", concurrency: 1 });
+    worker.kick();
+    await worker.drain();
+  } finally {
+    await pool.close();
+  }
+  assert.equal(getDocument(app.db, doc.document_id)?.status, "searchable");
   const doc2 = await recordUpload(app, {
     personId: ava.person_id,
     folderId: null,

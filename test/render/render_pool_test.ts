@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { assertAll } from "../helpers/assert_all.ts";
 import { createRenderPool } from "../../src/render/render_pool.ts";
 import { PageRenderError } from "../../src/render/render_png.ts";
 import { pngSize } from "./_png.ts";
@@ -72,7 +73,7 @@ Deno.test("at most `concurrency` jobs run at once, on that many workers; all que
     const results = await Promise.all(jobs);
     // As each job ended, the next waiting one took its worker: never more than 2 running or alive.
     assert.equal(seen.length, 6);
-    assert.ok(seen.every((load) => load.running <= 2 && load.workers <= 2), JSON.stringify(seen));
+    assertAll(seen, (load) => load.running <= 2 && load.workers <= 2, JSON.stringify(seen));
     assert.deepEqual(seen.map((load) => load.waiting), [3, 2, 1, 0, 0, 0]);
     results.forEach((bytes, index) => {
       if (index % 2 === 0) assert.deepEqual(pngSize(bytes), { width: 935, height: 1210 });

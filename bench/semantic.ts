@@ -9,7 +9,8 @@
  *
  * The model is the tests' (`test/search/_glove_model.ts`: GloVe 6B 100-d word
  * vectors as an ONNX sentence encoder, English only), run in this process as
- * `SERGO_EMBEDDINGS_MODEL_DIR` runs it. The corpus pages get their own
+ * `SERGO_EMBEDDINGS_MODEL_DIR` runs it; with the `SERGO_EMBEDDINGS_*`
+ * settings in the environment, the model they name is measured instead. The corpus pages get their own
  * vectors; the synthetic pages of the speed run are given vectors of corpus
  * pages (in turn), since embedding 100k pages per run would take this model's
  * tokenizer many minutes and a scan's cost depends only on the number of
@@ -25,6 +26,8 @@ import { openProjector } from "../projections/projector.ts";
 import { searchIndexProjection, searchPassages } from "../projections/search_index.ts";
 import { searchVectorsProjection } from "../projections/search_vectors.ts";
 import { onnxEmbedder } from "../src/search/embedders/onnx.ts";
+import { createEmbedder } from "../src/search/embedders/mod.ts";
+import { loadConfig } from "../src/config.ts";
 import { SemanticSearch } from "../src/search/semantic.ts";
 import { packVectors, passageInputs } from "../src/search/vectors.ts";
 import { gloveModelDir } from "../test/search/_glove_model.ts";
@@ -62,7 +65,11 @@ function recorded(event: Pick<RecordedEvent, "type" | "data">): RecordedEvent {
 export async function benchSemantic(opts: { quick: boolean }): Promise<Record<string, unknown>> {
   const corpus = await loadCorpus();
   const rssBefore = Deno.memoryUsage().rss;
-  const embedder = await onnxEmbedder(await gloveModelDir(), { query: "", passage: "" });
+  // A deployment measures its own model with the same settings `serve` reads.
+  const configured = loadConfig([]).embeddings;
+  const embedder = configured
+    ? await createEmbedder(configured)
+    : await onnxEmbedder(await gloveModelDir(), { query: "", passage: "" });
   const modelRss = Deno.memoryUsage().rss - rssBefore;
   const semantic = new SemanticSearch(embedder);
   try {

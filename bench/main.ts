@@ -27,6 +27,12 @@ const obj = (
 ): Figures => (value !== null && typeof value === "object" ? value as Figures : {});
 const show = (value: unknown, unit = ""): string => (num(value) === null ? "—" : `${value}${unit}`);
 
+/**
+ * The search index's bytes per page at 100,000 of the bench's pages before issue 15's analysis (porter
+ * FTS5 over folded text; measured on 2026-12-01 with `bench/search.ts --sizes=100000` at commit fe083ab).
+ */
+const INDEX_BYTES_PER_PAGE_BEFORE = 4718;
+
 /** The modules, in the order they run (start-up uses the data the replay built). */
 export const MODULES: readonly BenchModule[] = [
   {
@@ -71,6 +77,17 @@ export const MODULES: readonly BenchModule[] = [
         const part = obj(value);
         const pages = Number(size);
         const budget = pages >= 1_000_000 ? 0.1 : pages >= 100_000 ? 0.2 : null;
+        if (pages === 100_000 && num(part.sergo_bytes_per_page) !== null) {
+          rows.push(ratioRow({
+            figure: "search index bytes/page at 100,000 pages ÷ before issue 15's analysis (same pages)",
+            sergo: `${show(part.sergo_bytes_per_page, " B")} (plain FTS5 ${
+              show(part.plain_bytes_per_page, " B")
+            })`,
+            baseline: `${INDEX_BYTES_PER_PAGE_BEFORE} B`,
+            ratio: round(num(part.sergo_bytes_per_page)! / INDEX_BYTES_PER_PAGE_BEFORE, 3),
+            budget: { op: "<=", value: 1.5 },
+          }));
+        }
         rows.push(ratioRow({
           figure: `search p99 at ${pages.toLocaleString("en")} pages ÷ plain FTS5 bm25 OR p99`,
           sergo: `p50 ${show(obj(part.sergo_ms).p50)} ms, p99 ${show(obj(part.sergo_ms).p99)} ms`,

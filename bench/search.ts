@@ -255,9 +255,23 @@ async function benchSize(corpus: CorpusFile[], size: number): Promise<Record<str
   }
   sergo.close();
   plain.close();
+  const bytes = (name: string) => {
+    let total = 0;
+    for (const suffix of ["", "-wal"]) {
+      try {
+        total += Deno.statSync(new URL(`${name}-${size}.db${suffix}`, DATA)).size;
+      } catch {
+        // No WAL left.
+      }
+    }
+    return Math.round(total / size);
+  };
   const result = {
     pages: size,
     build_seconds,
+    /** The whole index database (passages with their text, FTS5, documents) per page, and plain FTS5's. */
+    sergo_bytes_per_page: bytes("sergo"),
+    plain_bytes_per_page: bytes("plain"),
     sergo_ms: { p50: round(percentile(sergoMs, 0.5)), p99: round(percentile(sergoMs, 0.99)) },
     plain_ms: { p50: round(percentile(plainMs, 0.5)), p99: round(percentile(plainMs, 0.99)) },
     ratio: {

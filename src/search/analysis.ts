@@ -106,7 +106,7 @@ const segmenters = {
 
 /** Terms already computed, per language and analysis: a document repeats its words. */
 const termCaches = new Map<string, Map<string, string>>();
-const TERM_CACHE_SIZE = 100_000;
+const TERM_CACHE_SIZE = 20_000;
 
 function termCache(language: LatinLanguage, options: AnalysisOptions): Map<string, string> {
   const key = `${language}${+options.stemming}${+options.arabicStemming}`;

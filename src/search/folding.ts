@@ -66,8 +66,18 @@ export function foldText(text: string): string {
   return foldCharacters(text).replace(UNSPACED_RUN, (run) => ` ${bigrams(run).join(" ")} `);
 }
 
+/** The last text folded and its folding: analysis looks at a passage's text twice in a row (language, terms). */
+let last = { text: "", folded: "" };
+
 /** The folding of {@linkcode foldText} without writing unspaced runs as two-character tokens. */
 export function foldCharacters(text: string): string {
+  if (text === last.text) return last.folded;
+  const folded = foldAll(text);
+  last = { text, folded };
+  return folded;
+}
+
+function foldAll(text: string): string {
   let folded = text.normalize("NFKC").toLowerCase();
   folded = folded.replace(BIDI_CONTROLS, " ").replace(INVISIBLE, "").replace(LINE_END_HYPHEN, "$1$2");
   folded = folded.normalize("NFD").replace(LATIN_MARKS, "").normalize("NFC");

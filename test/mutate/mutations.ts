@@ -230,8 +230,8 @@ export const MUTATIONS: Mutation[] = [
   {
     name: "read_document: the last page taken for past the end",
     file: "src/mcp/tools/read_document.ts",
-    from: "if (page !== undefined && page > pages) return fail(",
-    to: "if (page !== undefined && page >= pages) return fail(",
+    from: "if (page !== undefined && page > pages && ",
+    to: "if (page !== undefined && page >= pages && ",
     tests: [DOCUMENTS, LIMITS],
   },
 
@@ -414,6 +414,43 @@ export const MUTATIONS: Mutation[] = [
     from: "if (entries.size >= MAX_ZIP_ENTRIES) {",
     to: "if (entries.size > MAX_ZIP_ENTRIES) {",
     tests: ["test/processing/guards_test.ts"],
+  },
+
+  // more limits and guards
+  {
+    name: "uploads: 5 arriving at once per person",
+    file: "src/http/uploads.ts",
+    from: "export const MAX_UPLOADS_PER_PERSON = 4;",
+    to: "export const MAX_UPLOADS_PER_PERSON = 5;",
+    tests: ["test/http/upload_limits_test.ts"],
+  },
+  {
+    name: "uploads: the size limit not given to the parser",
+    file: "src/http/uploads.ts",
+    from: "limits: { fileSize: maxBytes,",
+    to: "limits: { fileSize: Infinity,",
+    tests: ["test/http/api_test.ts", SETTINGS],
+  },
+  {
+    name: "login tokens: 8 days instead of 7",
+    file: "src/domain/keys.ts",
+    from: "export const LOGIN_TOKEN_LIFETIME_MS = 7 * 86_400_000;",
+    to: "export const LOGIN_TOKEN_LIFETIME_MS = 8 * 86_400_000;",
+    tests: [CLI],
+  },
+  {
+    name: "key roll: a 1h grace lasts 2h",
+    file: "src/domain/rules.ts",
+    from: '"1h": 3_600_000,',
+    to: '"1h": 7_200_000,',
+    tests: ["test/domain/keys_test.ts"],
+  },
+  {
+    name: "MCP: request bodies up to 1 GB",
+    file: "src/mcp/settings.ts",
+    from: "maxBodyBytes: 1_000_000,",
+    to: "maxBodyBytes: 1_000_000_000,",
+    tests: ["test/http/mcp_auth_test.ts", "test/e2e/hostile_requests_test.ts"],
   },
 
   // replay

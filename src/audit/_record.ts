@@ -84,17 +84,52 @@ const REDACT: Readonly<Record<string, readonly string[]>> = {
   LoginTokenIssued: ["token_hash"],
   OAuthGranted: ["code_hash", "code_challenge"],
   OAuthTokensIssued: ["access_hash", "refresh_hash"],
+  PassagesEmbedded: ["vectors"], // numbers made from the text: content, not trail
 };
 
-/** Replaces redacted fields of an event's data; returns the names replaced. */
+/**
+ * Data fields that hold document content, replaced by what proves which content
+ * it was: each page of a processing result keeps its number, marks and how it
+ * was read, and its text becomes `text_sha256` with its length in characters.
+ */
+const CONTENT: Readonly<Record<string, Readonly<Record<string, (value: unknown) => unknown>>>> = {
+  DocumentProcessed: {
+    pages: (pages) =>
+      Array.isArray(pages)
+        ? pages.map((page: Record<string, unknown>) => {
+          const { text, chunks: _chunks, notes, ...rest } = page;
+          const body = typeof text === "string" ? text : "";
+          return {
+            ...rest,
+            text_sha256: sha256Hex(body),
+            characters: [...body].length,
+            ...(typeof notes === "string" ? { notes_sha256: sha256Hex(notes) } : {}),
+          };
+        })
+        : "[redacted]",
+  },
+};
+
+/**
+ * Replaces the fields of an event's data that never leave the install (secrets'
+ * hashes, document content); returns the names replaced. Such a record's event
+ * hash cannot be recomputed: its inclusion proof and link prove it instead.
+ */
 export function redact(type: string, data: unknown): { data: unknown; redacted: string[] } {
-  const fields = REDACT[type];
-  if (!fields || typeof data !== "object" || data === null) return { data, redacted: [] };
+  const fields = REDACT[type] ?? [];
+  const content = CONTENT[type] ?? {};
+  if (typeof data !== "object" || data === null) return { data, redacted: [] };
   const copy: Record<string, unknown> = { ...(data as Record<string, unknown>) };
   const redacted: string[] = [];
   for (const field of fields) {
     if (field in copy) {
       copy[field] = "[redacted]";
+      redacted.push(field);
+    }
+  }
+  for (const [field, replace] of Object.entries(content)) {
+    if (field in copy) {
+      copy[field] = replace(copy[field]);
       redacted.push(field);
     }
   }

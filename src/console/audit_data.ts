@@ -19,6 +19,7 @@ export interface AuditPageData {
   nextBefore?: number;
   keyNames: string[];
   actions: string[];
+  paged?: boolean;
 }
 
 /** Checks the audit filters of a URL; returns the message of the first bad one, or null. */
@@ -77,5 +78,12 @@ export function auditPageData(db: DatabaseSync, personId: string, url: URL): Aud
     ...(before ? { before: Number(before) } : {}),
     limit: PER_PAGE,
   });
-  return { query, entries: page.entries, nextBefore: page.next_before, keyNames, actions };
+  return {
+    query,
+    entries: page.entries,
+    nextBefore: page.next_before,
+    keyNames,
+    actions,
+    paged: before !== null,
+  };
 }

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { generateKeyPairSync } from "node:crypto";
+import { createHash, generateKeyPairSync } from "node:crypto";
 import { exportAudit, type ExportOptions } from "../../src/audit/export.ts";
 import { verifyExport } from "../../src/audit/verify.ts";
 import { publicKeyPem } from "../../src/audit/signing_key.ts";
@@ -45,7 +45,11 @@ Deno.test("a person's JSONL export verifies, against the install's public key to
     const result = await verifyExport(path);
     assert.ok(result.ok, JSON.stringify(result));
     assert.equal(result.count, 16);
-    assert.equal(result.redacted, 3, "the password hash, and the key hashes of a creation and a roll");
+    assert.equal(
+      result.redacted,
+      4,
+      "the password hash, the key hashes of a creation and a roll, and the text of a processing result",
+    );
     assert.equal(result.trusted_key, false);
     const trusted = await verifyExport(path, { publicKey: await publicKeyPem(install.dataDir) });
     assert.ok(trusted.ok && trusted.trusted_key);
@@ -60,6 +64,17 @@ Deno.test("a person's JSONL export verifies, against the install's public key to
     for (const hash of hashes) {
       assert.ok(!text.includes(hash), `the credential hash ${hash} must not be exported`);
     }
+    // The trail, never the content: a processed page keeps its number and marks, its text only as a hash.
+    const processed = text.trim().split("\n").map((line) => JSON.parse(line))
+      .find((record) => record.type === "DocumentProcessed");
+    assert.deepEqual(processed.data.pages[0], {
+      page: 1,
+      marked: true,
+      image_only: false,
+      text_sha256: createHash("sha256").update("Title").digest("hex"),
+      characters: 5,
+    });
+    assert.ok(!text.includes('"Title"'), "no page text is exported");
     const keyRecords = text.trim().split("\n").map((line) => JSON.parse(line))
       .filter((record) => record.type === "AgentKeyCreated" || record.type === "AgentKeyRolled");
     assert.ok(keyRecords.length >= 2);

@@ -7,13 +7,20 @@
  * test/artifacts/newcomer/.
  */
 import assert from "node:assert/strict";
+import { Buffer } from "node:buffer";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Browser, BrowserContext, Page } from "playwright-core";
+import { CORPUS_DIR } from "../helpers/corpus.ts";
 import { loadPlaywright } from "./_playwright.ts";
 import { needs } from "../helpers/dependencies.ts";
-import { TASK_PERMISSIONS, tempDir } from "../helpers/temp.ts";
+import { runCli, TASK_PERMISSIONS, tempDir } from "../helpers/temp.ts";
 
 const MAIN = new URL("../../main.ts", import.meta.url).pathname;
 const ARTIFACTS = new URL("../artifacts/newcomer/", import.meta.url);
+const README = `${CORPUS_DIR}/text/markitdown-readme.md`;
+/** A sentence of README's text: the export must never hold it. */
+const README_SENTENCE = "MarkItDown is a lightweight Python utility for converting various files to Markdown";
 const VIEWPORTS = { wide: { width: 1280, height: 800 }, phone: { width: 390, height: 844 } } as const;
 
 /** `main.ts serve` on a free port of 127.0.0.1 over `dir`; resolves with its output lines so far. */
@@ -59,6 +66,34 @@ async function alertText(page: Page): Promise<string> {
   const alert = page.locator('main [role="alert"]:visible').first();
   await alert.waitFor({ timeout: 10_000 });
   return (await alert.textContent())?.trim() ?? "";
+}
+
+/** The CSRF token a signed-in page carries. */
+function csrfOf(page: Page): Promise<string> {
+  return page.locator('meta[name="sergo-csrf"]').getAttribute("content").then((value) => value ?? "");
+}
+
+/** Connects the MCP SDK client with an agent key, as an end user. */
+async function mcpClient(url: string, key: string, endUser: string): Promise<Client> {
+  const client = new Client({ name: "newcomer-e2e", version: "1.0.0" });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${url}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${key}`, "x-sergo-end-user": endUser } },
+    }),
+  );
+  return client;
+}
+
+/** Waits until the API says the document has left "processing". */
+async function settled(page: Page, url: string, id: string): Promise<Record<string, unknown>> {
+  for (let i = 0; i < 300; i++) {
+    const answer = await page.request.get(`${url}/api/documents/${id}`);
+    const doc = await answer.json();
+    if (!answer.ok()) throw new Error(`GET document: ${answer.status()} ${JSON.stringify(doc)}`);
+    if (doc.status !== "processing") return doc;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`document ${id} is still processing`);
 }
 
 /** Fills and sends the password form (setup, invitation or reset). */
@@ -207,6 +242,132 @@ Deno.test({
         await fresh.click('button:has-text("Sign in")');
         await fresh.waitForURL(`${url}/documents`);
       });
+
+      await t.step(
+        "audit: sentences in the reference's words, errors marked, paging through 500 entries",
+        async () => {
+          await ava.goto(`${url}/documents`);
+          const csrf = await csrfOf(ava);
+          const uploaded = await ava.request.post(`${url}/api/documents`, {
+            headers: { "x-csrf-token": csrf },
+            multipart: {
+              file: {
+                name: "markitdown-readme.md",
+                mimeType: "text/markdown",
+                buffer: Buffer.from(await Deno.readFile(README)),
+              },
+            },
+          });
+          assert.equal(uploaded.status(), 201, await uploaded.text());
+          const documentId = String((await uploaded.json()).documents[0].id);
+          assert.equal((await settled(ava, url, documentId)).status, "searchable");
+          const created = await ava.request.post(`${url}/api/keys`, {
+            headers: { "x-csrf-token": csrf },
+            data: {
+              name: "readme-reader",
+              description: "The MarkItDown readme",
+              can_read: { folders: [], documents: [documentId] },
+            },
+          });
+          assert.equal(created.status(), 201, await created.text());
+          const key = (await created.json()).value as string;
+          const client = await mcpClient(url, key, "auditor@example.com");
+          try {
+            const found = await client.callTool({
+              name: "search",
+              arguments: { query: "convert files to Markdown" },
+            });
+            assert.equal(found.isError, false);
+            const results =
+              (JSON.parse((found.content as Array<{ text: string }>)[0]!.text) as Array<{ hits: unknown[] }>)
+                .reduce((sum, doc) => sum + doc.hits.length, 0);
+            await client.callTool({ name: "read_document", arguments: { document_id: documentId, page: 1 } });
+            const missing = await client.callTool({
+              name: "read_document",
+              arguments: { document_id: "nope1234" },
+            });
+            assert.equal(missing.isError, true);
+            // Under the key's limit of 50 calls a second.
+            for (let batch = 0; batch < 20; batch++) {
+              const started = Date.now();
+              for (let i = 0; i < 25; i++) await client.callTool({ name: "list_documents", arguments: {} });
+              await new Promise((resolve) => setTimeout(resolve, Math.max(0, 550 - (Date.now() - started))));
+            }
+            await ava.goto(`${url}/audit?action=mcp+search`);
+            const search = ava.locator('tr[data-action="mcp search"]').first();
+            assert.equal(
+              (await search.locator(".sentence").textContent())?.trim(),
+              `mcp search — 'convert files to Markdown', ${results} result${results === 1 ? "" : "s"}`,
+            );
+            assert.match(await search.textContent() ?? "", /for end user auditor@example\.com/);
+            await ava.goto(`${url}/audit?action=mcp+text+read`);
+            const reads = ava.locator('tr[data-action="mcp text read"]');
+            assert.equal(await reads.count(), 2);
+            assert.equal(
+              await reads.nth(1).locator(".sentence").textContent(),
+              "mcp text read — markitdown-readme.md, page 1",
+            );
+            assert.equal(await reads.nth(0).getAttribute("class"), "error", "the failed read is marked");
+            assert.equal(await reads.nth(0).locator(".badge.bad").textContent(), "Error");
+            await shots(ava, "04-audit-filtered");
+          } finally {
+            await client.close();
+          }
+          // Paging: "Older entries" keeps the filters in the URL and walks all 500 listings.
+          await ava.goto(`${url}/audit?action=mcp+listing&end_user=auditor%40example.com`);
+          await shots(ava, "05-audit");
+          const seen = new Set<string>();
+          for (let pages = 0; pages < 20; pages++) {
+            for (
+              const position of await ava.locator("tr[data-position]").evaluateAll((rows) =>
+                rows.map((row) => row.getAttribute("data-position")!)
+              )
+            ) seen.add(position);
+            const older = ava.locator('a[rel="next"]');
+            if (await older.count() === 0) break;
+            const href = (await older.getAttribute("href"))!;
+            await Promise.all([ava.waitForURL(`${url}${href}`), older.click()]);
+            assert.match(ava.url(), /action=mcp\+listing/);
+            assert.match(ava.url(), /end_user=auditor%40example.com/);
+          }
+          assert.equal(seen.size, 500, `every listing, once: saw ${seen.size}`);
+          assert.equal(
+            await ava.locator(".sentence").first().textContent(),
+            "mcp listing — whole scope, 1 document",
+          );
+        },
+      );
+
+      await t.step(
+        "export: the buttons say what they download; audit verify passes; no document text",
+        async () => {
+          await ava.goto(`${url}/audit`);
+          const jsonl = ava.locator('.exports a:has-text("JSONL")');
+          assert.equal((await jsonl.textContent())?.trim(), "Export JSONL (.jsonl file)");
+          assert.equal(
+            (await ava.locator('.exports a:has-text("CSV")').textContent())?.trim(),
+            "Export CSV (.zip: CSV + manifest)",
+          );
+          const [download] = await Promise.all([ava.waitForEvent("download"), jsonl.click()]);
+          const path = `${dir.path}/ava-audit.jsonl`;
+          await download.saveAs(path);
+          const publicKey = await runCli(["audit", "public-key", "--data", dir.path]);
+          assert.equal(publicKey.code, 0, publicKey.stderr);
+          await Deno.writeTextFile(`${dir.path}/install.pem`, publicKey.stdout);
+          const verified = await runCli(["audit", "verify", path, "--public-key", `${dir.path}/install.pem`]);
+          assert.equal(verified.code, 0, verified.stdout + verified.stderr);
+          const text = await Deno.readTextFile(path);
+          assert.ok(
+            text.includes("markitdown-readme.md") && text.includes("mcp text read"),
+            "the trail is there",
+          );
+          assert.ok(!text.includes(README_SENTENCE), "no sentence of the document is in the export");
+          assert.ok(!text.includes("lightweight Python utility"), "nor part of one");
+          const read = text.split("\n").filter(Boolean).map((line) => JSON.parse(line))
+            .find((record) => record.audit?.action === "mcp text read" && record.audit.details.page === 1);
+          assert.match(read.audit.details.sha256, /^[0-9a-f]{64}$/, "the read names the document's sha256");
+        },
+      );
     } finally {
       for (const context of contexts) await context.close();
       await browser.close();

@@ -235,14 +235,41 @@
     const toView = row.querySelector('[data-cell="to-view"]');
     if (toView) {
       toView.textContent = doc.pages_to_view.length ? "" : "—";
-      for (const n of doc.pages_to_view.slice(0, 8)) {
+      const max = Number(toView.dataset.max ?? 12);
+      for (const n of doc.pages_to_view.slice(0, max)) {
         const a = document.createElement("a");
         a.href = `/documents/${doc.id}?page=${n}#page-${n}`;
+        a.title = `Page ${n} may hold a figure, chart or table`;
         a.textContent = String(n);
         toView.append(a, " ");
+      }
+      if (doc.pages_to_view.length > max) {
+        const more = document.createElement("span");
+        more.className = "muted";
+        more.textContent = `+${doc.pages_to_view.length - max} more`;
+        toView.append(more);
       }
     }
   }
 
-  globalThis.Sergo = { api, csrf, showError, checkRules, rules: RULES, refreshList };
+  // One date format: the page shows UTC (2026-12-01 09:10 UTC); hovering shows the reader's local time.
+  const localTimes = (root) => {
+    for (const time of root.querySelectorAll("time[datetime]")) {
+      const d = new Date(time.getAttribute("datetime"));
+      if (Number.isNaN(d.getTime())) continue;
+      const pad = (n) => String(n).padStart(2, "0");
+      const offset = -d.getTimezoneOffset();
+      const zone = `UTC${offset >= 0 ? "+" : "−"}${pad(Math.floor(Math.abs(offset) / 60))}:${
+        pad(Math.abs(offset) % 60)
+      }`;
+      time.title = `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${
+        pad(d.getMinutes())
+      } your time (${zone})`;
+    }
+  };
+  localTimes(document);
+  /** A time as the console writes it everywhere: UTC, ISO-like. */
+  const utc = (iso) => `${new Date(iso).toISOString().slice(0, 16).replace("T", " ")} UTC`;
+
+  globalThis.Sergo = { api, csrf, showError, checkRules, rules: RULES, refreshList, utc, localTimes };
 })();

@@ -162,7 +162,9 @@
       const ms = Number(choice?.dataset.ms ?? 0);
       until.textContent = ms === 0
         ? "The current value stops working as soon as you roll."
-        : `The current value keeps working until about ${new Date(Date.now() + ms).toLocaleString()}.`;
+        : `The current value keeps working until about ${
+          Sergo.utc(new Date(Date.now() + ms).toISOString())
+        }.`;
     };
     roll.addEventListener("change", update);
     update();
@@ -173,10 +175,9 @@
     if (!grace) throw new Error("Choose when the current value stops working.");
     const name = document.getElementById("key-edit")?.dataset.currentName;
     const rolled = await Sergo.api("POST", form.dataset.api, { grace });
-    const until = new Date(rolled.old_value_works_until);
     const note = grace === "now"
       ? "The old value has stopped working."
-      : `The old value keeps working until ${until.toLocaleString()} (${rolled.old_value_works_until}).`;
+      : `The old value keeps working until ${Sergo.utc(rolled.old_value_works_until)}.`;
     showSecret({
       title: `The new value of “${rolled.name ?? name}”`,
       value: rolled.value,

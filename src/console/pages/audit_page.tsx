@@ -7,6 +7,7 @@
  */
 import type { VNode } from "preact";
 import type { AuditEntry } from "../../../projections/audit_view.ts";
+import { auditError, auditSentence } from "../audit_sentences.ts";
 import { Alert, Layout, type PageContext, Time } from "./layout.tsx";
 
 /** The filters as given in the query string. */
@@ -29,6 +30,8 @@ export interface AuditPageProps {
   nextBefore?: number;
   keyNames: readonly string[];
   actions: readonly string[];
+  /** Whether this is an older page (a `before` cursor). */
+  paged?: boolean;
 }
 
 function detailText(value: unknown): string {
@@ -62,12 +65,23 @@ export function AuditPage(props: AuditPageProps): VNode {
             class="button"
             href={`/api/audit/export${auditSearch(exportQuery, { format: "jsonl" })}`}
             download
+            title="One .jsonl file: a record per line, the signed manifest on the last line"
           >
-            Export JSONL
+            Export JSONL (.jsonl file)
           </a>
-          <a class="button" href={`/api/audit/export${auditSearch(exportQuery, { format: "csv" })}`} download>
-            Export CSV
+          <a
+            class="button"
+            href={`/api/audit/export${auditSearch(exportQuery, { format: "csv" })}`}
+            download
+            title="A .zip holding the .csv and its signed manifest (.json)"
+          >
+            Export CSV (.zip: CSV + manifest)
           </a>
+          <p class="hint">
+            Exports hold the signed trail of the From, To and Key filters: who, which key and end user, which
+            document (id, name, sha256) and pages, when — never the documents' text. Check one with{" "}
+            <code>sergo audit verify FILE</code>.
+          </p>
         </div>
       </header>
       <form method="get" action="/audit" class="filters card" id="audit-filters" novalidate>
@@ -115,51 +129,65 @@ export function AuditPage(props: AuditPageProps): VNode {
               <thead>
                 <tr>
                   <th scope="col">Time</th>
-                  <th scope="col">Action</th>
+                  <th scope="col">What happened</th>
                   <th scope="col">Who</th>
-                  <th scope="col">Key</th>
-                  <th scope="col">End user</th>
-                  <th scope="col">Details</th>
                 </tr>
               </thead>
               <tbody>
-                {props.entries.map((e) => (
-                  <tr key={e.position} data-action={e.action} data-position={String(e.position)}>
-                    <td class="nowrap">
-                      <Time iso={e.time} />
-                    </td>
-                    <td class="nowrap">
-                      <span class="action">{e.action}</span>
-                    </td>
-                    <td>{e.actor}</td>
-                    <td>
-                      {e.key_name && <span class="key-name">{e.key_name}</span>}
-                      {e.masked_key && <code class="masked">{e.masked_key}</code>}
-                    </td>
-                    <td>{e.end_user ?? ""}</td>
-                    <td>
-                      <dl class="details">
-                        {Object.entries(e.details).map(([name, value]) => (
-                          <div key={name}>
-                            <dt>{name}</dt>
-                            <dd>{detailText(value)}</dd>
-                          </div>
-                        ))}
-                      </dl>
-                    </td>
-                  </tr>
-                ))}
+                {props.entries.map((e) => {
+                  const error = auditError(e);
+                  return (
+                    <tr
+                      key={e.position}
+                      data-action={e.action}
+                      data-position={String(e.position)}
+                      class={error ? "error" : undefined}
+                    >
+                      <td class="nowrap" data-label="When">
+                        <Time iso={e.time} />
+                      </td>
+                      <td data-label="What">
+                        {error && <span class="badge bad">Error</span>}{" "}
+                        <span class="sentence">{auditSentence(e)}</span>
+                        {error?.reason && <span class="error-reason">{error.reason}</span>}
+                        <details class="more">
+                          <summary>Details</summary>
+                          <dl class="details">
+                            {Object.entries(e.details).map(([name, value]) => (
+                              <div key={name}>
+                                <dt>{name.replaceAll("_", " ")}</dt>
+                                <dd>{detailText(value)}</dd>
+                              </div>
+                            ))}
+                          </dl>
+                        </details>
+                      </td>
+                      <td data-label="Who">
+                        <span class="who-line">{e.actor}</span>
+                        {e.end_user && <span class="end-user">for end user {e.end_user}</span>}
+                      </td>
+                    </tr>
+                  );
+                })}
               </tbody>
             </table>
           </div>
         )}
-      {props.nextBefore !== undefined && (
-        <p>
-          <a class="button" href={`/audit${auditSearch(q, { before: String(props.nextBefore) })}`}>
+      <nav class="pager" aria-label="Audit pages">
+        {props.paged && <a class="button" href={`/audit${auditSearch(q)}`}>Newest entries</a>}
+        {props.entries.length > 0 && (
+          <span class="muted">
+            {props.entries.length} entries shown, positions{" "}
+            {props.entries.at(-1)!.position}–{props.entries[0]!
+              .position}
+          </span>
+        )}
+        {props.nextBefore !== undefined && (
+          <a class="button" rel="next" href={`/audit${auditSearch(q, { before: String(props.nextBefore) })}`}>
             Older entries
           </a>
-        </p>
-      )}
+        )}
+      </nav>
     </Layout>
   );
 }

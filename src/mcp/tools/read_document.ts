@@ -56,7 +56,11 @@ function run(context: ToolContext, args: Arguments): ToolOutcome {
   if (!inScope(context.scope, document)) {
     return { result: textResult(MESSAGES.notFound, true), details: { document_id: documentId } };
   }
-  const details: Record<string, unknown> = { document_id: documentId, file: document.name };
+  const details: Record<string, unknown> = {
+    document_id: documentId,
+    file: document.name,
+    sha256: document.sha256,
+  };
   const fail = (message: string): ToolOutcome => ({ result: textResult(message, true), details });
   if (toPage !== undefined && page === undefined) return fail(MESSAGES.toPageWithoutPage);
   if (page !== undefined && toPage !== undefined && toPage < page) return fail(MESSAGES.toPageBeforePage);

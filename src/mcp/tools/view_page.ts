@@ -48,7 +48,7 @@ async function run(context: ToolContext, args: Arguments): Promise<ToolOutcome> 
       details: { document_id: documentId, page, format },
     };
   }
-  const details = { document_id: documentId, file: document.name, page, format };
+  const details = { document_id: documentId, file: document.name, sha256: document.sha256, page, format };
   const source = pageSource(document);
   if (!source.ok) return { result: textResult(source.message, true), details };
   if (page > source.pages) return { result: textResult(MESSAGES.pageCount(source.pages), true), details };

@@ -69,8 +69,15 @@ Deno.test("at most `concurrency` jobs run at once, on that many workers; all que
         seen.push(pool.load())
       )
     );
-    assert.deepEqual(pool.load(), { running: 2, waiting: 4, workers: 2 });
-    const results = await Promise.all(jobs);
+    // Settled together, so a failed check below leaves no job's rejection unhandled.
+    const all = Promise.allSettled(jobs);
+    const startedLoad = pool.load();
+    const outcomes = await all;
+    assert.deepEqual(startedLoad, { running: 2, waiting: 4, workers: 2 });
+    const results = outcomes.map((outcome) => {
+      assert.equal(outcome.status, "fulfilled", String((outcome as PromiseRejectedResult).reason));
+      return (outcome as PromiseFulfilledResult<Uint8Array>).value;
+    });
     // As each job ended, the next waiting one took its worker: never more than 2 running or alive.
     assert.equal(seen.length, 6);
     assertAll(seen, (load) => load.running <= 2 && load.workers <= 2, JSON.stringify(seen));

@@ -34,15 +34,19 @@ export async function e5ShapeModelDir(): Promise<string> {
     // Build it below.
   }
   const glove = await gloveModelDir();
-  await Deno.mkdir(join(dir, "onnx"), { recursive: true });
+  const building = `${dir.replace(/\/$/, "")}.building-${Deno.pid}`;
+  await Deno.remove(building, { recursive: true }).catch(() => {});
+  await Deno.mkdir(join(building, "onnx"), { recursive: true });
   for (const file of ["tokenizer.json", "tokenizer_config.json"]) {
-    await Deno.copyFile(join(glove, file), join(dir, file));
+    await Deno.copyFile(join(glove, file), join(building, file));
   }
   await Deno.writeTextFile(
-    join(dir, "config.json"),
+    join(building, "config.json"),
     JSON.stringify({ model_type: "bert", hidden_size: HIDDEN, num_hidden_layers: LAYERS }),
   );
-  await Deno.writeFile(join(dir, "onnx", "model.onnx"), modelBytes());
+  await Deno.writeFile(join(building, "onnx", "model.onnx"), modelBytes());
+  await Deno.remove(dir, { recursive: true }).catch(() => {});
+  await Deno.rename(building, dir);
   return dir;
 }
 

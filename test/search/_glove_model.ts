@@ -70,13 +70,16 @@ export async function gloveModelDir(): Promise<string> {
     const vector = glove.vectors[word]!;
     for (let d = 0; d < dims; d++) table[id * dims + d] = vector[d]! * weight;
   });
-  await Deno.mkdir(join(dir, "onnx"), { recursive: true });
+  // Built beside, then renamed: an interrupted build never leaves a half-written model behind.
+  const building = `${dir}.building-${Deno.pid}`;
+  await Deno.remove(building, { recursive: true }).catch(() => {});
+  await Deno.mkdir(join(building, "onnx"), { recursive: true });
   await Deno.writeTextFile(
-    join(dir, "config.json"),
+    join(building, "config.json"),
     JSON.stringify({ model_type: "bert", hidden_size: dims }),
   );
   await Deno.writeTextFile(
-    join(dir, "tokenizer_config.json"),
+    join(building, "tokenizer_config.json"),
     JSON.stringify({
       tokenizer_class: "BertTokenizer",
       do_lower_case: true,
@@ -85,8 +88,10 @@ export async function gloveModelDir(): Promise<string> {
       unk_token: "[UNK]",
     }),
   );
-  await Deno.writeTextFile(join(dir, "tokenizer.json"), JSON.stringify(tokenizerJson(vocab)));
-  await Deno.writeFile(join(dir, "onnx", "model.onnx"), modelBytes(table, words.length + 2, dims));
+  await Deno.writeTextFile(join(building, "tokenizer.json"), JSON.stringify(tokenizerJson(vocab)));
+  await Deno.writeFile(join(building, "onnx", "model.onnx"), modelBytes(table, words.length + 2, dims));
+  await Deno.remove(dir, { recursive: true }).catch(() => {});
+  await Deno.rename(building, dir);
   return dir;
 }
 

@@ -6,7 +6,7 @@
  *
  * ```sh
  * deno task mutate                 # every mutation
- * deno task mutate --only search   # those whose name contains "search"
+ * deno task mutate --only search   # those whose name contains "search" (--only may repeat)
  * deno task mutate --list          # names and files only
  * ```
  *
@@ -114,8 +114,11 @@ function summary(output: string): string {
 }
 
 if (import.meta.main) {
-  const only = Deno.args.includes("--only") ? Deno.args[Deno.args.indexOf("--only") + 1] ?? "" : "";
-  const chosen = MUTATIONS.filter((mutation) => mutation.name.includes(only));
+  const wanted = Deno.args.flatMap((arg, i) => Deno.args[i - 1] === "--only" ? [arg] : []);
+  const only = wanted.join(" | ");
+  const chosen = MUTATIONS.filter((mutation) =>
+    wanted.length === 0 || wanted.some((part) => mutation.name.includes(part))
+  );
   if (Deno.args.includes("--list")) {
     for (const mutation of chosen) {
       console.log(`${mutation.name}\t${mutation.file}\t${mutation.tests.join(" ")}`);

@@ -57,10 +57,33 @@ export interface StoredRow extends Omit<HashedFields, "data" | "metadata"> {
  * position that does not verify (a changed row, a gap, or a swapped pair).
  */
 export function verifyRows(rows: Iterable<StoredRow>): ChainVerdict {
-  let prev = GENESIS_HASH;
-  let expected = 1;
-  let count = 0;
+  const walk = new ChainWalk();
   for (const row of rows) {
+    const broken = walk.step(row);
+    if (broken) return broken;
+  }
+  return walk.verdict();
+}
+
+/** {@linkcode verifyRows} over rows that arrive asynchronously (the PostgreSQL log, read in batches). */
+export async function verifyRowsAsync(rows: AsyncIterable<StoredRow>): Promise<ChainVerdict> {
+  const walk = new ChainWalk();
+  for await (const row of rows) {
+    const broken = walk.step(row);
+    if (broken) return broken;
+  }
+  return walk.verdict();
+}
+
+/** The walk along the chain, one row at a time. */
+class ChainWalk {
+  #prev = GENESIS_HASH;
+  #expected = 1;
+  #count = 0;
+
+  /** Checks the next row; returns the verdict when it breaks the chain. */
+  step(row: StoredRow): ChainVerdict | null {
+    const expected = this.#expected;
     if (row.position !== expected) {
       return {
         ok: false,
@@ -68,7 +91,7 @@ export function verifyRows(rows: Iterable<StoredRow>): ChainVerdict {
         reason: `event ${expected} is missing (next stored is ${row.position})`,
       };
     }
-    if (row.prev_hash !== prev) {
+    if (row.prev_hash !== this.#prev) {
       return {
         ok: false,
         position: row.position,
@@ -82,15 +105,19 @@ export function verifyRows(rows: Iterable<StoredRow>): ChainVerdict {
     } catch {
       return { ok: false, position: row.position, reason: "its stored data is not JSON" };
     }
-    const hash = eventHash(prev, { ...row, data, metadata });
+    const hash = eventHash(this.#prev, { ...row, data, metadata });
     if (hash !== row.hash) {
       return { ok: false, position: row.position, reason: "its content does not match its hash" };
     }
-    prev = hash;
-    expected++;
-    count++;
+    this.#prev = hash;
+    this.#expected++;
+    this.#count++;
+    return null;
   }
-  return { ok: true, head: { position: expected - 1, hash: prev }, count };
+
+  verdict(): ChainVerdict {
+    return { ok: true, head: { position: this.#expected - 1, hash: this.#prev }, count: this.#count };
+  }
 }
 
 /** Canonical JSON (RFC 8785 style), the serialisation the hash chain covers. */

@@ -328,14 +328,14 @@ export class SqliteEventStore implements EventStore {
       "SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?",
     );
     const rows = this.#readStatement.all(position, limit) as unknown as Row[];
-    return rows.map(parseRow);
+    return rows.map(parseStoredRow);
   }
 
   readStream(stream: string): RecordedEvent[] {
     const rows = this.#db
       .prepare("SELECT * FROM events WHERE stream = ? ORDER BY stream_version")
       .all(stream) as unknown as Row[];
-    return rows.map(parseRow);
+    return rows.map(parseStoredRow);
   }
 
   /** Walks the whole chain from the first event; see {@linkcode verifyRows}. */
@@ -363,7 +363,8 @@ export class SqliteEventStore implements EventStore {
   }
 }
 
-function parseRow(row: Row): RecordedEvent {
+/** Parses a stored row into a recorded event; throws {@linkcode StoredEventError} naming its position. */
+export function parseStoredRow(row: StoredRow): RecordedEvent {
   if (!isEventType(row.type)) throw new StoredEventError(row.position, `unknown event type "${row.type}"`);
   let data: unknown, metadata: unknown;
   try {

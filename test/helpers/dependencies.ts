@@ -92,6 +92,23 @@ export const DEPENDENCIES = {
     attempts: 2,
     install: "apt-get install postgresql",
   },
+  initdb: {
+    // test/helpers/postgres.ts makes a throwaway cluster with it when SERGO_TEST_DATABASE_URL is unset.
+    commands: ["initdb"],
+    folders: ["/usr/lib/postgresql/*/bin"],
+    versionArgs: ["--version"],
+    timeoutMs: 20_000,
+    attempts: 2,
+    install: "apt-get install postgresql",
+  },
+  pg_ctl: {
+    commands: ["pg_ctl"],
+    folders: ["/usr/lib/postgresql/*/bin"],
+    versionArgs: ["--version"],
+    timeoutMs: 20_000,
+    attempts: 2,
+    install: "apt-get install postgresql",
+  },
   python3: {
     // The official MCP Python SDK's clients run under it (`.ci/run` installs the pinned `mcp`).
     commands: ["python3"],

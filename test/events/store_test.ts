@@ -1,7 +1,11 @@
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 import { join } from "node:path";
-import { ConcurrencyError, StoredEventError } from "../../events/store.ts";
+import { ConcurrencyError, type EventStore, StoredEventError } from "../../events/store.ts";
+import type { ChainVerdict } from "../../events/hash_chain.ts";
+import { openPostgresStore } from "../../events/postgres_store.ts";
+import postgres from "postgres";
+import { testDatabase } from "../helpers/postgres.ts";
 import { openSqliteStore } from "../../events/sqlite_store.ts";
 import { EventSchemaError, type SergoEvent } from "../../events/types.ts";
 import { runCli, tempDir } from "../helpers/temp.ts";
@@ -16,10 +20,60 @@ function personAdded(i: number): SergoEvent {
   };
 }
 
-for (const writer of ["inline", "thread"] as const) {
-  Deno.test(`${writer} writer: append then read returns the events in order with contiguous positions and stream versions`, async () => {
-    await using dir = await tempDir();
-    const store = openSqliteStore(join(dir.path, "events.db"), { writer });
+interface Backend {
+  name: string;
+  /** A fresh, empty log; `reopen` opens it again through a new connection after `store` is closed. */
+  open(): Promise<{ store: TestedStore; reopen(): Promise<TestedStore> } & AsyncDisposable>;
+}
+
+/** What the tests use: the interface, plus the count of transactions and the chain walk both stores have. */
+type TestedStore = EventStore & { transactions: number; verify(): ChainVerdict | Promise<ChainVerdict> };
+
+/** The same tests run against every store: SQLite (inline and writer thread) and PostgreSQL. */
+const BACKENDS: Backend[] = [
+  ...(["inline", "thread"] as const).map((writer) => ({
+    name: `SQLite, ${writer} writer`,
+    async open() {
+      const dir = await tempDir();
+      const path = join(dir.path, "events.db");
+      const opened: TestedStore[] = [openSqliteStore(path, { writer })];
+      return {
+        store: opened[0]!,
+        reopen: () => {
+          opened.push(openSqliteStore(path));
+          return Promise.resolve(opened.at(-1)!);
+        },
+        async [Symbol.asyncDispose]() {
+          for (const store of opened) await store.close();
+          await dir[Symbol.asyncDispose]();
+        },
+      };
+    },
+  })),
+  {
+    name: "PostgreSQL",
+    async open() {
+      const db = await testDatabase();
+      const opened: TestedStore[] = [await openPostgresStore(db.url)];
+      return {
+        store: opened[0]!,
+        async reopen() {
+          opened.push(await openPostgresStore(db.url));
+          return opened.at(-1)!;
+        },
+        async [Symbol.asyncDispose]() {
+          for (const store of opened) await store.close();
+          await db[Symbol.asyncDispose]();
+        },
+      };
+    },
+  },
+];
+
+for (const backend of BACKENDS) {
+  Deno.test(`${backend.name}: append then read returns the events in order with contiguous positions and stream versions`, async () => {
+    await using log = await backend.open();
+    const store = log.store;
     const first = await store.append("person-a", [personAdded(1)], { expectedVersion: "no_stream" });
     const second = await store.append("person-a", [
       { type: "PersonPasswordSet", data: { person_id: "p1", password_hash: "x" }, metadata: meta },
@@ -37,9 +91,9 @@ for (const writer of ["inline", "thread"] as const) {
     await store.close();
   });
 
-  Deno.test(`${writer} writer: optimistic concurrency: wrong version, must-not-exist and must-exist are refused with a typed error`, async () => {
-    await using dir = await tempDir();
-    const store = openSqliteStore(join(dir.path, "events.db"), { writer });
+  Deno.test(`${backend.name}: optimistic concurrency: wrong version, must-not-exist and must-exist are refused with a typed error`, async () => {
+    await using log = await backend.open();
+    const store = log.store;
     await store.append("person-a", [personAdded(1)], { expectedVersion: "no_stream" });
     await assert.rejects(
       store.append("person-a", [personAdded(2)], { expectedVersion: "no_stream" }),
@@ -62,10 +116,9 @@ for (const writer of ["inline", "thread"] as const) {
     await store.close();
   });
 
-  Deno.test(`${writer} writer: group commit: 200 concurrent appenders are all durable, positions contiguous, chain verifies`, async () => {
-    await using dir = await tempDir();
-    const path = join(dir.path, "events.db");
-    const store = openSqliteStore(path, { writer });
+  Deno.test(`${backend.name}: group commit: 200 concurrent appenders are all durable, positions contiguous, chain verifies`, async () => {
+    await using log = await backend.open();
+    const store = log.store;
     const results = await Promise.all(
       Array.from(
         { length: 200 },
@@ -79,17 +132,17 @@ for (const writer of ["inline", "thread"] as const) {
     assert.ok(store.transactions <= 5, `expected group commit, got ${store.transactions} transactions`);
     await store.close();
     // Durable: a fresh connection sees every event, and the chain verifies.
-    const reopened = openSqliteStore(path);
+    const reopened = await log.reopen();
     assert.equal(reopened.readFrom(0, 1000).length, 200);
-    const verdict = reopened.verify();
+    const verdict = await reopened.verify();
     assert.ok(verdict.ok);
     assert.equal(verdict.count, 200);
     await reopened.close();
   });
 
-  Deno.test(`${writer} writer: a conflicting append in a group commit fails alone; the others land`, async () => {
-    await using dir = await tempDir();
-    const store = openSqliteStore(join(dir.path, "events.db"), { writer });
+  Deno.test(`${backend.name}: a conflicting append in a group commit fails alone; the others land`, async () => {
+    await using log = await backend.open();
+    const store = log.store;
     await store.append("person-x", [personAdded(0)]);
     const outcomes = await Promise.allSettled([
       store.append("person-1", [personAdded(1)], { expectedVersion: "no_stream" }),
@@ -98,13 +151,13 @@ for (const writer of ["inline", "thread"] as const) {
     ]);
     assert.deepEqual(outcomes.map((o) => o.status), ["fulfilled", "rejected", "fulfilled"]);
     assert.deepEqual(store.readFrom(0).map((e) => e.position), [1, 2, 3]);
-    assert.ok(store.verify().ok);
+    assert.ok((await store.verify()).ok);
     await store.close();
   });
 
-  Deno.test(`${writer} writer: schema validation refuses bad event data with a clear message and writes nothing`, async () => {
-    await using dir = await tempDir();
-    const store = openSqliteStore(join(dir.path, "events.db"), { writer });
+  Deno.test(`${backend.name}: schema validation refuses bad event data with a clear message and writes nothing`, async () => {
+    await using log = await backend.open();
+    const store = log.store;
     await assert.rejects(
       store.append("person-a", [{
         type: "PersonAdded",
@@ -208,4 +261,101 @@ Deno.test("log verify names the position of a changed, deleted or swapped row an
     assert.equal(result.code, 1);
     assert.match(result.stdout, /^broken at position 2: /);
   });
+});
+
+Deno.test("PostgreSQL: two replicas on one database: one of two racing appends to a stream wins, the log has no gap, each sees the other's events", async () => {
+  await using db = await testDatabase();
+  const a = await openPostgresStore(db.url, { pollMs: 5_000 });
+  const b = await openPostgresStore(db.url, { pollMs: 5_000 });
+  try {
+    const seenByB: number[] = [];
+    b.subscribe((events) => seenByB.push(...events.map((e) => e.position)));
+    await a.append("person-a", [personAdded(1)], { expectedVersion: "no_stream" });
+    // Both replicas hold version 1 and race to write version 2.
+    const race = await Promise.allSettled([
+      a.append("person-a", [personAdded(2)], { expectedVersion: 1 }),
+      b.append("person-a", [personAdded(3)], { expectedVersion: 1 }),
+    ]);
+    assert.deepEqual(race.map((o) => o.status).sort(), ["fulfilled", "rejected"]);
+    const lost = race.find((o) => o.status === "rejected") as PromiseRejectedResult;
+    assert.ok(lost.reason instanceof ConcurrencyError, String(lost.reason));
+    assert.match(lost.reason.message, /expected version 1, found version 2/);
+    // Many interleaved appends from both replicas: contiguous positions, no duplicate, one chain.
+    await Promise.all(
+      Array.from({ length: 60 }, (_, i) => (i % 2 ? a : b).append(`person-${i}`, [personAdded(i)])),
+    );
+    await a.sync();
+    await b.sync();
+    const positions = a.readFrom(0, 1000).map((e) => e.position);
+    assert.deepEqual(positions, Array.from({ length: 62 }, (_, i) => i + 1));
+    assert.deepEqual(b.readFrom(0, 1000), a.readFrom(0, 1000));
+    assert.deepEqual(seenByB, positions);
+    const verdict = await b.verify();
+    assert.ok(verdict.ok && verdict.count === 62, JSON.stringify(verdict));
+  } finally {
+    await a.close();
+    await b.close();
+  }
+});
+
+Deno.test("PostgreSQL: another replica's append reaches a follower within 1 s through LISTEN/NOTIFY", async () => {
+  await using db = await testDatabase();
+  const writer = await openPostgresStore(db.url);
+  // A poll far longer than the deadline: only the notification can bring the event in time.
+  const follower = await openPostgresStore(db.url, { pollMs: 60_000 });
+  try {
+    const arrived = new Promise<number>((resolve) =>
+      follower.subscribe((events) => resolve(events[0]!.position))
+    );
+    const started = performance.now();
+    await writer.append("person-a", [personAdded(1)]);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const position = await Promise.race([
+      arrived,
+      new Promise<"late">((resolve) => timer = setTimeout(() => resolve("late"), 1000)),
+    ]);
+    clearTimeout(timer);
+    assert.equal(position, 1, `not seen within 1 s (${Math.round(performance.now() - started)} ms)`);
+    assert.equal(follower.head().position, 1);
+  } finally {
+    await writer.close();
+    await follower.close();
+  }
+});
+
+Deno.test("PostgreSQL: a changed row in the database is found by verify at its position", async () => {
+  await using db = await testDatabase();
+  const store = await openPostgresStore(db.url);
+  try {
+    for (let i = 0; i < 5; i++) await store.append(`person-${i}`, [personAdded(i)]);
+    assert.deepEqual(await store.verify(), { ok: true, head: store.head(), count: 5 });
+    const sql = postgres(db.url, { max: 1 });
+    await sql`UPDATE sergo_events SET data = replace(data, 'Person 3', 'Person 9') WHERE position = 4`;
+    await sql.end();
+    assert.deepEqual(await store.verify(), {
+      ok: false,
+      position: 4,
+      reason: "its content does not match its hash",
+    });
+  } finally {
+    await store.close();
+  }
+});
+
+Deno.test("PostgreSQL: an unreachable server is refused at open with one sentence naming it", async () => {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  await assert.rejects(
+    openPostgresStore(`postgres://sergo:secret@127.0.0.1:${port}/sergo`, { connectTimeoutSeconds: 2 }),
+    (error) => {
+      assert.ok(error instanceof Error);
+      assert.match(
+        error.message,
+        new RegExp(`^Cannot open the log at 127\\.0\\.0\\.1:${port}/sergo: .*ECONNREFUSED`),
+      );
+      assert.doesNotMatch(error.message, /secret/);
+      return true;
+    },
+  );
 });

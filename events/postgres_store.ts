@@ -1,0 +1,507 @@
+/**
+ * The shared event store: the log in PostgreSQL, for several `serve`
+ * replicas on one database. The same events, hash chain and per-stream
+ * optimistic concurrency as the SQLite store, enforced in SQL, with group
+ * commit of this process's concurrent appends.
+ *
+ * Ordering. Every append transaction first locks the one chain-head row
+ * (`sergo_log_head … FOR UPDATE`), so appends from all replicas are
+ * serialized: a transaction takes its positions from the head it locked and
+ * commits before the next one can lock it, so positions become visible in
+ * order and a reader asking for `position > N` can never see N+2 while N+1 is
+ * still in flight. The hash chain needs this anyway: each event's hash covers
+ * the one before it, so the writer of N+1 must know N's hash, which only a
+ * serialized writer does. Stamping rows with `xid8` and reading below
+ * `pg_snapshot_xmin(pg_current_snapshot())` (as Emmett, Marten and
+ * message-db do for a sequence-numbered log) allows parallel writers but
+ * needs a sequencer to extend the chain afterwards; with group commit, one
+ * transaction per replica per turn carries every pending append, so the lock
+ * is held for one round trip and the simpler scheme is enough.
+ *
+ * Reads. The {@linkcode EventStore} interface reads synchronously (the
+ * projector, the audit export and the workers call it in the middle of
+ * synchronous work), so each replica keeps a local copy of the log: a
+ * SQLite file with the same rows, filled in position order from PostgreSQL
+ * after each own commit, on `LISTEN sergo_events` notifications from other
+ * replicas, and by a poll as a fallback. Reads never cross the network;
+ * subscribers are told about every event as it reaches the copy, whoever
+ * wrote it, so each replica's projections follow the shared log. PostgreSQL
+ * stays the authority: concurrency checks run there, and an append against
+ * a stale copy fails with {@linkcode ConcurrencyError} as it should.
+ *
+ * @module
+ */
+import type { DatabaseSync } from "node:sqlite";
+import { setImmediate } from "node:timers";
+import postgres from "postgres";
+import { LOG_SCHEMA, openLogDatabase } from "./_write_batch.ts";
+import { type ChainVerdict, eventHash, GENESIS_HASH, type StoredRow, verifyRowsAsync } from "./hash_chain.ts";
+import {
+  type AppendOptions,
+  type AppendResult,
+  ConcurrencyError,
+  type EventStore,
+  type ExpectedVersion,
+  type LogHead,
+} from "./store.ts";
+import { parseStoredRow } from "./sqlite_store.ts";
+import { EVENT_VERSIONS, type RecordedEvent, type SergoEvent, validateEvent } from "./types.ts";
+
+type Sql = postgres.Sql<Record<string, never>>;
+
+/** The tables of the log in PostgreSQL. */
+const PG_SCHEMA = `
+CREATE TABLE IF NOT EXISTS sergo_events (
+  position bigint PRIMARY KEY,
+  stream text NOT NULL,
+  stream_version integer NOT NULL,
+  type text NOT NULL,
+  schema_version integer NOT NULL,
+  data text NOT NULL,
+  metadata text NOT NULL,
+  prev_hash text NOT NULL,
+  hash text NOT NULL,
+  UNIQUE (stream, stream_version)
+);
+CREATE TABLE IF NOT EXISTS sergo_streams (
+  stream text PRIMARY KEY,
+  version integer NOT NULL CHECK (version > 0)
+);
+CREATE TABLE IF NOT EXISTS sergo_log_head (
+  id integer PRIMARY KEY CHECK (id = 1),
+  position bigint NOT NULL,
+  hash text NOT NULL
+);
+INSERT INTO sergo_log_head (id, position, hash) VALUES (1, 0, '${GENESIS_HASH}') ON CONFLICT DO NOTHING;
+`;
+
+/** The notification channel appends announce their new head on. */
+const CHANNEL = "sergo_events";
+
+/** Options of the PostgreSQL store. */
+export interface PostgresStoreOptions {
+  /** The local copy of the log (a SQLite file); default in memory, rebuilt from the database at each open. */
+  cachePath?: string;
+  /** How often to look for other replicas' events when no notification came, in ms. Default 500. */
+  pollMs?: number;
+  /** How long to wait for a connection, in seconds. Default 10. */
+  connectTimeoutSeconds?: number;
+}
+
+interface Pending {
+  stream: string;
+  events: SergoEvent[];
+  expectedVersion: ExpectedVersion;
+  resolve: (result: AppendResult) => void;
+  reject: (error: unknown) => void;
+}
+
+interface PgRow {
+  position: string;
+  stream: string;
+  stream_version: number;
+  type: string;
+  schema_version: number;
+  data: string;
+  metadata: string;
+  prev_hash: string;
+  hash: string;
+}
+
+/** The error raised when the database cannot be reached or opened, in one sentence. */
+export class DatabaseUnavailableError extends Error {
+  override name = "DatabaseUnavailableError";
+}
+
+/** Says which server a URL names, without its password. */
+function describeServer(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.hostname}${parsed.port ? `:${parsed.port}` : ""}${parsed.pathname}`;
+  } catch {
+    return "the database";
+  }
+}
+
+function reason(error: unknown): string {
+  if (error instanceof Error) {
+    const code = (error as { code?: string }).code;
+    return code && !error.message.includes(code) ? `${error.message} (${code})` : error.message;
+  }
+  return String(error);
+}
+
+/** Opens the PostgreSQL event store at `url`, creating its tables if needed, and brings the local copy up to date. */
+export async function openPostgresStore(
+  url: string,
+  options: PostgresStoreOptions = {},
+): Promise<PostgresEventStore> {
+  const sql: Sql = postgres(url, {
+    max: 4,
+    onnotice: () => {},
+    connect_timeout: options.connectTimeoutSeconds ?? 10,
+    types: { bigint: postgres.BigInt },
+  }) as unknown as Sql;
+  try {
+    await sql.begin(async (tx) => {
+      // Two replicas starting at once must not both create the tables.
+      await tx`SELECT pg_advisory_xact_lock(8317401)`;
+      await tx.unsafe(PG_SCHEMA);
+    });
+  } catch (error) {
+    await sql.end({ timeout: 1 }).catch(() => {});
+    throw new DatabaseUnavailableError(`Cannot open the log at ${describeServer(url)}: ${reason(error)}`);
+  }
+  const store = new PostgresEventStore(
+    sql,
+    openLogDatabase(options.cachePath ?? ":memory:", 10_000),
+    options,
+  );
+  try {
+    await store.start();
+  } catch (error) {
+    await store.close().catch(() => {});
+    throw error;
+  }
+  return store;
+}
+
+/** The PostgreSQL event store; see the module documentation. */
+export class PostgresEventStore implements EventStore {
+  readonly #sql: Sql;
+  readonly #cache: DatabaseSync;
+  readonly #pollMs: number;
+  #pending: Pending[] = [];
+  #flushScheduled = false;
+  #flushing: Promise<void> | null = null;
+  #pulling: Promise<void> = Promise.resolve();
+  #pullAgain = false;
+  #listeners = new Set<(events: RecordedEvent[]) => void>();
+  #closed = false;
+  #transactions = 0;
+  #poll: ReturnType<typeof setInterval> | null = null;
+  #unlisten: (() => Promise<void>) | null = null;
+
+  /** Wraps an open connection pool and local copy; prefer {@linkcode openPostgresStore}. */
+  constructor(sql: Sql, cache: DatabaseSync, options: PostgresStoreOptions) {
+    this.#sql = sql;
+    this.#cache = cache;
+    this.#pollMs = options.pollMs ?? 500;
+    cache.exec(LOG_SCHEMA);
+  }
+
+  /** Checks the local copy against the database, catches it up, and starts following other replicas. */
+  async start(): Promise<void> {
+    const local = this.#localHead();
+    if (local.position > 0) {
+      const [row] = await this.#sql<{ hash: string }[]>`
+        SELECT hash FROM sergo_events WHERE position = ${local.position}`;
+      if (!row || row.hash !== local.hash) {
+        throw new DatabaseUnavailableError(
+          `The local copy of the log (head ${local.position}) is not a prefix of the database's log; remove it to rebuild it`,
+        );
+      }
+    }
+    const listener = await this.#sql.listen(CHANNEL, () => this.#requestPull());
+    this.#unlisten = () => listener.unlisten();
+    await this.sync();
+    this.#poll = setInterval(() => this.#requestPull(), this.#pollMs);
+  }
+
+  append(stream: string, events: SergoEvent[], options: AppendOptions = {}): Promise<AppendResult> {
+    if (this.#closed) return Promise.reject(new Error("Cannot append: the event store is closed"));
+    if (events.length === 0) {
+      return Promise.reject(new Error(`Cannot append to "${stream}": no events given`));
+    }
+    let validated: SergoEvent[];
+    try {
+      validated = events.map((event) => validateEvent(event));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return new Promise((resolve, reject) => {
+      this.#pending.push({
+        stream,
+        events: validated,
+        expectedVersion: options.expectedVersion ?? "any",
+        resolve,
+        reject,
+      });
+      this.#scheduleFlush();
+    });
+  }
+
+  #scheduleFlush(): void {
+    if (this.#flushScheduled || this.#flushing) return;
+    this.#flushScheduled = true;
+    // As in the SQLite store: appends that arrive in one turn of the event loop share one transaction.
+    setImmediate(() => {
+      this.#flushScheduled = false;
+      if (this.#pending.length === 0) return;
+      this.#flushing = this.#flush().finally(() => {
+        this.#flushing = null;
+        if (this.#pending.length > 0) this.#scheduleFlush();
+      });
+    });
+  }
+
+  /** Writes every pending append in one transaction (a conflicting one fails alone), then catches the copy up. */
+  async #flush(): Promise<void> {
+    const batch = this.#pending;
+    this.#pending = [];
+    type Outcome =
+      | { ok: true; first: number; streamVersion: number }
+      | { ok: false; error: Error };
+    let outcomes: Outcome[];
+    try {
+      outcomes = await this.#sql.begin(async (tx) => {
+        const [head] = await tx<{ position: bigint; hash: string }[]>`
+          SELECT position, hash FROM sergo_log_head WHERE id = 1 FOR UPDATE`;
+        let position = Number(head!.position);
+        let prevHash = head!.hash;
+        const results: Outcome[] = [];
+        const rows: Record<string, string | number>[] = [];
+        for (const item of batch) {
+          const [found] = await tx<{ version: number }[]>`
+            SELECT version FROM sergo_streams WHERE stream = ${item.stream}`;
+          const current = found?.version ?? null;
+          const expected = item.expectedVersion;
+          const ok = expected === "any" ||
+            (expected === "no_stream" && current === null) ||
+            (expected === "stream_exists" && current !== null) ||
+            (typeof expected === "number" && current === expected);
+          if (!ok) {
+            results.push({ ok: false, error: new ConcurrencyError(item.stream, expected, current) });
+            continue;
+          }
+          const from = current ?? 0;
+          let encoded: Record<string, string | number>[];
+          try {
+            let prev = prevHash;
+            encoded = item.events.map((event, i) => {
+              const fields = {
+                position: position + i + 1,
+                stream: item.stream,
+                stream_version: from + i + 1,
+                type: event.type,
+                schema_version: EVENT_VERSIONS[event.type],
+                data: event.data,
+                metadata: event.metadata,
+              };
+              const hash = eventHash(prev, fields);
+              const row = {
+                ...fields,
+                data: JSON.stringify(fields.data),
+                metadata: JSON.stringify(fields.metadata),
+                prev_hash: prev,
+                hash,
+              };
+              prev = hash;
+              return row;
+            });
+          } catch (error) {
+            results.push({
+              ok: false,
+              error: new Error(`Cannot append to "${item.stream}": ${reason(error)}`),
+            });
+            continue;
+          }
+          const to = from + item.events.length;
+          // The version check is enforced by SQL too, not only by the read above.
+          const changed = current === null
+            ? await tx`INSERT INTO sergo_streams (stream, version) VALUES (${item.stream}, ${to})
+                       ON CONFLICT DO NOTHING`
+            : await tx`UPDATE sergo_streams SET version = ${to}
+                       WHERE stream = ${item.stream} AND version = ${from}`;
+          if (changed.count !== 1) {
+            results.push({ ok: false, error: new ConcurrencyError(item.stream, expected, current) });
+            continue;
+          }
+          rows.push(...encoded);
+          results.push({ ok: true, first: position + 1, streamVersion: to });
+          position += encoded.length;
+          prevHash = encoded[encoded.length - 1]!.hash as string;
+        }
+        if (rows.length > 0) {
+          const columns = [
+            "position",
+            "stream",
+            "stream_version",
+            "type",
+            "schema_version",
+            "data",
+            "metadata",
+            "prev_hash",
+            "hash",
+          ];
+          for (let i = 0; i < rows.length; i += 1000) {
+            await tx`INSERT INTO sergo_events ${tx(rows.slice(i, i + 1000), columns)}`;
+          }
+          await tx`UPDATE sergo_log_head SET position = ${position}, hash = ${prevHash} WHERE id = 1`;
+          await tx`SELECT pg_notify(${CHANNEL}, ${String(position)})`;
+        }
+        return results;
+      });
+      this.#transactions++;
+    } catch (error) {
+      const failure = new DatabaseUnavailableError(`Cannot append: ${reason(error)}`);
+      for (const item of batch) item.reject(failure);
+      return;
+    }
+    // Read-your-writes: the appended events are in the local copy (and told to subscribers) before the appenders continue.
+    try {
+      await this.sync();
+    } catch (error) {
+      console.error("Cannot bring the local copy of the log up to date:", error);
+    }
+    batch.forEach((item, i) => {
+      const outcome = outcomes[i]!;
+      if (!outcome.ok) {
+        item.reject(outcome.error);
+        return;
+      }
+      const events = this.readFrom(outcome.first - 1, item.events.length);
+      item.resolve({ events, streamVersion: outcome.streamVersion });
+    });
+  }
+
+  #requestPull(): void {
+    if (this.#closed) return;
+    this.sync().catch((error) => {
+      if (!this.#closed) console.error("Cannot follow the shared log:", reason(error));
+    });
+  }
+
+  /** Brings the local copy up to the database's committed head, telling subscribers about each new event. */
+  sync(): Promise<void> {
+    // One pull at a time; a request during a pull makes one more pull after it.
+    this.#pullAgain = true;
+    const next = this.#pulling.then(async () => {
+      while (this.#pullAgain && !this.#closed) {
+        this.#pullAgain = false;
+        await this.#pullOnce();
+      }
+    });
+    this.#pulling = next.catch(() => {});
+    return next;
+  }
+
+  async #pullOnce(): Promise<void> {
+    for (;;) {
+      const from = this.#localHead().position;
+      const rows = await this.#sql<PgRow[]>`
+        SELECT position, stream, stream_version, type, schema_version, data, metadata, prev_hash, hash
+        FROM sergo_events WHERE position > ${from} ORDER BY position LIMIT 2000`;
+      if (rows.length === 0 || this.#closed) return;
+      const insert = this.#cache.prepare(
+        `INSERT INTO events (position, stream, stream_version, type, schema_version, data, metadata, prev_hash, hash)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      );
+      const upsertStream = this.#cache.prepare(
+        "INSERT INTO streams (stream, version) VALUES (?, ?) ON CONFLICT (stream) DO UPDATE SET version = excluded.version",
+      );
+      this.#cache.exec("BEGIN IMMEDIATE");
+      try {
+        let expected = from + 1;
+        for (const row of rows) {
+          const position = Number(row.position);
+          if (position !== expected) throw new Error(`the database's log has no event ${expected}`);
+          insert.run(
+            position,
+            row.stream,
+            row.stream_version,
+            row.type,
+            row.schema_version,
+            row.data,
+            row.metadata,
+            row.prev_hash,
+            row.hash,
+          );
+          upsertStream.run(row.stream, row.stream_version);
+          expected++;
+        }
+        this.#cache.exec("COMMIT");
+      } catch (error) {
+        this.#cache.exec("ROLLBACK");
+        throw error;
+      }
+      const events = this.readFrom(from, rows.length);
+      for (const listener of this.#listeners) {
+        try {
+          listener(events);
+        } catch (error) {
+          console.error("An event listener failed:", error);
+        }
+      }
+      if (rows.length < 2000) return;
+    }
+  }
+
+  #localHead(): LogHead {
+    const row = this.#cache.prepare("SELECT position, hash FROM events ORDER BY position DESC LIMIT 1")
+      .get() as
+        | { position: number; hash: string }
+        | undefined;
+    return row ? { position: row.position, hash: row.hash } : { position: 0, hash: GENESIS_HASH };
+  }
+
+  /** The head of this replica's copy of the log (what it has read from the database). */
+  head(): LogHead {
+    return this.#localHead();
+  }
+
+  /** How many append transactions this store has committed (group commit makes it fewer than appends). */
+  get transactions(): number {
+    return this.#transactions;
+  }
+
+  readFrom(position: number, limit = 1000): RecordedEvent[] {
+    const rows = this.#cache
+      .prepare("SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?")
+      .all(position, limit) as unknown as StoredRow[];
+    return rows.map((row) => parseStoredRow(row));
+  }
+
+  readStream(stream: string): RecordedEvent[] {
+    const rows = this.#cache
+      .prepare("SELECT * FROM events WHERE stream = ? ORDER BY stream_version")
+      .all(stream) as unknown as StoredRow[];
+    return rows.map((row) => parseStoredRow(row));
+  }
+
+  /** Walks the whole chain in the database (not the local copy) from the first event. */
+  verify(): Promise<ChainVerdict> {
+    const sql = this.#sql;
+    async function* rows(): AsyncIterable<StoredRow> {
+      let after = 0;
+      for (;;) {
+        const batch = await sql<PgRow[]>`
+          SELECT position, stream, stream_version, type, schema_version, data, metadata, prev_hash, hash
+          FROM sergo_events WHERE position > ${after} ORDER BY position LIMIT 5000`;
+        for (const row of batch) yield { ...row, position: Number(row.position) };
+        if (batch.length < 5000) return;
+        after = Number(batch[batch.length - 1]!.position);
+      }
+    }
+    return verifyRowsAsync(rows());
+  }
+
+  subscribe(listener: (events: RecordedEvent[]) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    while (this.#flushScheduled || this.#flushing || this.#pending.length > 0) {
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      await this.#flushing?.catch(() => {});
+    }
+    this.#closed = true;
+    if (this.#poll !== null) clearInterval(this.#poll);
+    await this.#pulling;
+    await this.#unlisten?.().catch(() => {});
+    await this.#sql.end({ timeout: 5 });
+    this.#cache.close();
+  }
+}

@@ -247,6 +247,19 @@ const schemas = {
     reason: z.enum(["revoked", "code_reused", "refresh_reused"]),
   }),
 
+  /**
+   * A person searched their documents in the console (as they are, or as one of
+   * their keys sees them): audited as the person, with the pages it showed.
+   */
+  ConsoleSearched: z.object({
+    person_id: id,
+    query: z.string().max(2000),
+    results: z.number().int().min(0),
+    as_key_id: id.nullable(),
+    as_key_name: z.string().max(64).nullable(),
+    hits: z.array(z.object({ document_id: id, page: z.number().int().min(1).nullable() })).max(50),
+  }),
+
   McpCalled: z.object({
     key_id: id,
     person_id: id,
@@ -305,6 +318,7 @@ export const EVENT_VERSIONS: { readonly [K in EventType]: number } = {
   OAuthTokensIssued: 1,
   OAuthGrantRevoked: 1,
   McpCalled: 1,
+  ConsoleSearched: 1,
 };
 
 /** The name of an event type. */

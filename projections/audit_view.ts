@@ -133,6 +133,7 @@ const HANDLES: readonly EventType[] = [
   "OAuthTokensIssued",
   "OAuthGrantRevoked",
   "McpCalled",
+  "ConsoleSearched",
 ];
 
 /** The audit view projection. */
@@ -507,6 +508,15 @@ function describeEvent(db: DatabaseSync, event: RecordedEvent): Described {
         : "oauth tokens refreshed";
       if (event.type === "OAuthGrantRevoked") details.reason = event.data.reason;
       return { ...base(grant.person_id, action, details), ...(row ? { key: keyRef(row) } : {}) };
+    }
+    case "ConsoleSearched": {
+      const d = event.data;
+      return base(d.person_id, "console search", {
+        query: d.query,
+        results: d.results,
+        ...(d.as_key_name ? { as_key: d.as_key_name } : {}),
+        documents: [...new Set(d.hits.map((hit) => doc(hit.document_id)?.name ?? hit.document_id))],
+      });
     }
     case "McpCalled": {
       const d = event.data;

@@ -35,6 +35,8 @@ import {
   usePasswordLink,
 } from "../domain/people.ts";
 import { PasswordPage, PeoplePage, SetupPage } from "./pages/people_page.tsx";
+import { SearchPage } from "./pages/search_page.tsx";
+import { consoleSearch } from "./search.ts";
 import { maskKey } from "../auth/key_format.ts";
 import { DomainError } from "../domain/errors.ts";
 import { requireDocument } from "../domain/documents.ts";
@@ -226,7 +228,7 @@ export function createConsole(services: Services, options: ConsoleOptions = {}):
       return await signedIn(link.person.person_id);
     }
 
-    const pages = ["/", "/documents", "/keys", "/personal-keys", "/audit", "/people"];
+    const pages = ["/", "/documents", "/keys", "/personal-keys", "/audit", "/people", "/search"];
     const known = pages.includes(path) || /^\/(documents|keys)\/[A-Za-z0-9_-]{1,64}$/.test(path);
     if (!known) return notHere();
     if (path !== "/people" && request.method !== "GET" && request.method !== "HEAD") {
@@ -350,7 +352,23 @@ export function createConsole(services: Services, options: ConsoleOptions = {}):
           perPage: DOCUMENTS_PER_PAGE,
           folderPaths: new Map(folders.map((f) => [f.folder_id, `${root}/${f.path}`])),
           maxUploadBytes: services.config.maxUploadBytes,
+          keys: listAgentKeys(db, person.person_id).map((k) => ({ id: k.key_id, name: k.name })),
         }));
+      }
+      if (path === "/search") {
+        const keys = listAgentKeys(db, person.person_id).map((k) => ({ id: k.key_id, name: k.name }));
+        const query = (url.searchParams.get("q") ?? "").trim();
+        if (query === "") return render(SearchPage({ context, keys, result: null }));
+        const offset = Math.max(
+          0,
+          Math.min(80, Math.trunc(Number(url.searchParams.get("offset") ?? 0)) || 0),
+        );
+        const result = await consoleSearch(services, person, {
+          query,
+          asKeyId: url.searchParams.get("as") || null,
+          offset,
+        });
+        return render(SearchPage({ context, keys, result }));
       }
       if (path.startsWith("/documents/")) {
         const doc = withProgress(requireDocument(db, person.person_id, path.slice("/documents/".length)));
@@ -368,6 +386,9 @@ export function createConsole(services: Services, options: ConsoleOptions = {}):
           pages: getPages(db, doc.document_id, range.from, range.to),
           window: range,
           pictures,
+          ...(url.searchParams.has("page")
+            ? { focusPage: Math.trunc(Number(url.searchParams.get("page"))) }
+            : {}),
           noPictures: doc.pdf_copy_status === "pending"
             ? "The PDF copy is being made — the page pictures appear when it is ready."
             : doc.type === "txt" || doc.type === "md"

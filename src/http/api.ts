@@ -201,6 +201,11 @@ export function keyJson(services: Services, key: AgentKey): Record<string, unkno
   };
 }
 
+/** A file name for the plain `filename=` parameter: ASCII, no quotes or backslashes. */
+function asciiName(name: string): string {
+  return name.replace(/[^\x20-\x7e]|["\\]/g, "_");
+}
+
 function route(method: string, path: string, spec: Omit<Route, "method" | "path" | "pattern">): Route {
   return { method, path, ...spec, pattern: new URLPattern({ pathname: path }) };
 }
@@ -373,6 +378,24 @@ const ROUTES: Route[] = [
       const page = Number.isInteger(n) ? getPages(s.app.db, doc.document_id, n, n)[0] : undefined;
       if (!page) throw new DomainError("not_found", `"${doc.name}" has no page ${params.page}`);
       return Promise.resolve(json({ document_id: doc.document_id, ...page }));
+    },
+  }),
+  route("GET", "/api/documents/:id/original", {
+    summary: "The file as it was uploaded, byte for byte (Content-Disposition: attachment)",
+    handle: async ({ caller, params }, s) => {
+      const doc = requireDocument(s.app.db, caller.personId, params.id!);
+      const file = await Deno.open(s.app.blobs.path(doc.sha256), { read: true });
+      return new Response(file.readable, {
+        headers: {
+          "content-type": "application/octet-stream",
+          "content-length": String(doc.size),
+          "content-disposition": `attachment; filename="${asciiName(doc.name)}"; filename*=UTF-8''${
+            encodeURIComponent(doc.name)
+          }`,
+          "cache-control": "private, no-store",
+          "x-content-type-options": "nosniff",
+        },
+      });
     },
   }),
   route("GET", "/api/documents/:id/pages/:page/image", {

@@ -19,6 +19,7 @@ import { runCli, TASK_PERMISSIONS, tempDir } from "../helpers/temp.ts";
 const MAIN = new URL("../../main.ts", import.meta.url).pathname;
 const ARTIFACTS = new URL("../artifacts/newcomer/", import.meta.url);
 const README = `${CORPUS_DIR}/text/markitdown-readme.md`;
+const FORM = `${CORPUS_DIR}/pdf/form-libreoffice-fields.pdf`;
 /** A sentence of README's text: the export must never hold it. */
 const README_SENTENCE = "MarkItDown is a lightweight Python utility for converting various files to Markdown";
 const VIEWPORTS = { wide: { width: 1280, height: 800 }, phone: { width: 390, height: 844 } } as const;
@@ -244,6 +245,62 @@ Deno.test({
       });
 
       await t.step(
+        "console search finds a page and opens it, text beside picture; the original downloads",
+        async () => {
+          await ava.goto(`${url}/documents`);
+          const csrf = await csrfOf(ava);
+          const uploaded = await ava.request.post(`${url}/api/documents`, {
+            headers: { "x-csrf-token": csrf },
+            multipart: {
+              file: {
+                name: "form.pdf",
+                mimeType: "application/pdf",
+                buffer: Buffer.from(await Deno.readFile(FORM)),
+              },
+            },
+          });
+          assert.equal(uploaded.status(), 201, await uploaded.text());
+          const formId = String((await uploaded.json()).documents[0].id);
+          assert.equal((await settled(ava, url, formId)).status, "searchable");
+          await ava.goto(`${url}/documents`);
+          await ava.fill('#search input[name="q"]', "birthday gender form");
+          await ava.click('#search button[type="submit"]');
+          await ava.waitForURL(/\/search\?q=birthday/);
+          const hit = ava.locator(`#results li[data-document-id="${formId}"] a.hit`).first();
+          assert.equal((await hit.textContent())?.trim(), "Page 1");
+          assert.match(
+            await ava.locator(`#results li[data-document-id="${formId}"] .excerpt`).first().textContent() ??
+              "",
+            /Birthday/,
+          );
+          await shots(ava, "06-search");
+          await hit.click();
+          await ava.waitForURL(new RegExp(`/documents/${formId}\\?page=1#page-1$`));
+          const picture = ava.locator("#page-1 details.picture[open] img");
+          await picture.waitFor();
+          await ava.waitForFunction(() =>
+            (document.querySelector("#page-1 details.picture img") as HTMLImageElement)?.naturalWidth > 0
+          );
+          assert.match(await ava.locator("#page-1 .page-text").textContent() ?? "", /Example for a Form/);
+          await shots(ava, "07-document-page");
+          const [download] = await Promise.all([
+            ava.waitForEvent("download"),
+            ava.click("#download-original"),
+          ]);
+          assert.equal(download.suggestedFilename(), "form.pdf");
+          const saved = `${dir.path}/downloaded.pdf`;
+          await download.saveAs(saved);
+          assert.deepEqual(
+            await Deno.readFile(saved),
+            await Deno.readFile(FORM),
+            "the original, byte for byte",
+          );
+          const bea = await (await newPage()).request.get(`${url}/api/documents/${formId}/original`);
+          assert.equal(bea.status(), 401, "not without signing in");
+        },
+      );
+
+      await t.step(
         "audit: sentences in the reference's words, errors marked, paging through 500 entries",
         async () => {
           await ava.goto(`${url}/documents`);
@@ -300,6 +357,15 @@ Deno.test({
               `mcp search — 'convert files to Markdown', ${results} result${results === 1 ? "" : "s"}`,
             );
             assert.match(await search.textContent() ?? "", /for end user auditor@example\.com/);
+            await ava.goto(`${url}/audit?action=console+search`);
+            assert.match(
+              await ava.locator('tr[data-action="console search"] .sentence').first().textContent() ?? "",
+              /^console search — 'birthday gender form', \d+ results?$/,
+            );
+            assert.match(
+              await ava.locator('tr[data-action="console search"]').first().textContent() ?? "",
+              /Ava Bennett/,
+            );
             await ava.goto(`${url}/audit?action=mcp+text+read`);
             const reads = ava.locator('tr[data-action="mcp text read"]');
             assert.equal(await reads.count(), 2);

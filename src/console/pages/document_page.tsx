@@ -26,6 +26,8 @@ export interface DocumentPageProps {
   pictures: boolean;
   /** Why there are no pictures, when there are none. */
   noPictures: string;
+  /** The page asked for (`?page=`), shown with its picture open beside its text. */
+  focusPage?: number;
 }
 
 function PageWindowNav({ id, window }: { id: string; window: DocumentPageProps["window"] }): VNode | null {
@@ -98,6 +100,16 @@ export function DocumentPage(props: DocumentPageProps): VNode {
       </dl>
       <section class="card">
         <h2>Actions</h2>
+        <p>
+          <a
+            class="button"
+            id="download-original"
+            href={`/api/documents/${doc.document_id}/original`}
+            download
+          >
+            Download the original ({formatSize(doc.size)})
+          </a>
+        </p>
         <DocumentActions
           doc={doc}
           folders={props.folders}
@@ -138,7 +150,7 @@ export function DocumentPage(props: DocumentPageProps): VNode {
                       ? <p class="muted">No text on this page.</p>
                       : <pre class="page-text">{page.text}</pre>}
                     {props.pictures && (
-                      <details class="picture" data-page={page.page}>
+                      <details class="picture" data-page={page.page} open={props.focusPage === page.page}>
                         <summary>Show page {page.page} as a picture</summary>
                         <a
                           href={`/api/documents/${doc.document_id}/pages/${page.page}/image`}

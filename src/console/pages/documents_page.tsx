@@ -17,6 +17,7 @@ import {
 } from "./document_parts.tsx";
 import { FolderLinks } from "./folder_tree.tsx";
 import { Alert, formatSize, Layout, type PageContext, Time } from "./layout.tsx";
+import { SearchBox } from "./search_page.tsx";
 
 /** Options of {@linkcode DocumentsPage}. */
 export interface DocumentsPageProps {
@@ -33,6 +34,8 @@ export interface DocumentsPageProps {
   /** Folder paths by id, for the folder column. */
   folderPaths: ReadonlyMap<string, string>;
   maxUploadBytes: number;
+  /** The person's agent keys, to search as one of them. */
+  keys?: ReadonlyArray<{ id: string; name: string }>;
 }
 
 function withOffset(href: string, offset: number): string {
@@ -74,6 +77,7 @@ export function DocumentsPage(props: DocumentsPageProps): VNode {
           </form>
         </aside>
         <div class="content">
+          <SearchBox keys={props.keys ?? []} />
           <header class="page-head">
             <div>
               <p class="crumb">{current ? props.rootLabel : "All documents"}</p>

@@ -1,0 +1,106 @@
+/** @jsxImportSource preact */
+/**
+ * Search results in the console: what the `search` tool returns for the same
+ * query and scope, each excerpt opening its document at that page (the page's
+ * text beside its picture).
+ *
+ * @module
+ */
+import type { VNode } from "preact";
+import type { ConsoleSearchResult } from "../search.ts";
+import { Layout, type PageContext } from "./layout.tsx";
+
+/** The search box: on the documents page and above the results. */
+export function SearchBox(
+  { query = "", asKeyId = "", keys }: {
+    query?: string;
+    asKeyId?: string;
+    keys: ReadonlyArray<{ id: string; name: string }>;
+  },
+): VNode {
+  return (
+    <form method="get" action="/search" class="search-box card" role="search" id="search">
+      <label class="grow">
+        Search your documents
+        <input type="search" name="q" value={query} maxlength={500} placeholder="What would an agent ask?" />
+      </label>
+      <label>
+        As
+        <select name="as">
+          <option value="">you (all your documents)</option>
+          {keys.map((key) => (
+            <option key={key.id} value={key.id} selected={asKeyId === key.id}>the key {key.name}</option>
+          ))}
+        </select>
+      </label>
+      <button type="submit" class="primary">Search</button>
+      <p class="hint">
+        The same excerpts, pages and marks the <code>search</code>{" "}
+        tool gives an agent; “as a key” shows only what that key can read.
+      </p>
+    </form>
+  );
+}
+
+/** Options of {@linkcode SearchPage}. */
+export interface SearchPageProps {
+  context: PageContext;
+  keys: ReadonlyArray<{ id: string; name: string }>;
+  result: ConsoleSearchResult | null;
+}
+
+/** The search page. */
+export function SearchPage({ context, keys, result }: SearchPageProps): VNode {
+  const as = result?.asKey ? `&as=${encodeURIComponent(result.asKey.id)}` : "";
+  return (
+    <Layout context={context} title={result ? `Search: ${result.query}` : "Search"}>
+      <h1>Search</h1>
+      <SearchBox query={result?.query} asKeyId={result?.asKey?.id} keys={keys} />
+      {result?.message && <p class="empty" role="status">{result.message}</p>}
+      {result && result.documents.length > 0 && (
+        <ol class="results" id="results">
+          {result.documents.map((doc) => (
+            <li key={doc.document_id} class="card result" data-document-id={doc.document_id}>
+              <h2>
+                <a href={`/documents/${doc.document_id}`}>{doc.document}</a>
+              </h2>
+              <p class="muted">{doc.folder}</p>
+              <ul class="hits">
+                {doc.hits.map((hit, i) => (
+                  <li key={i}>
+                    <a
+                      class="hit"
+                      href={hit.page
+                        ? `/documents/${doc.document_id}?page=${hit.page}#page-${hit.page}`
+                        : `/documents/${doc.document_id}`}
+                    >
+                      {hit.page ? `Page ${doc.pages_estimated ? "≈" : ""}${hit.page}` : "Open"}
+                      {hit.section ? ` — ${hit.section}` : ""}
+                    </a>
+                    {hit.view_page_may_help && (
+                      <span class="badge warn" title="The text may miss a figure, chart or table">
+                        page to view
+                      </span>
+                    )}
+                    <p class="excerpt">{hit.excerpt}</p>
+                  </li>
+                ))}
+              </ul>
+            </li>
+          ))}
+        </ol>
+      )}
+      {result?.nextOffset != null && (
+        <p>
+          <a
+            class="button"
+            rel="next"
+            href={`/search?q=${encodeURIComponent(result.query)}${as}&offset=${result.nextOffset}`}
+          >
+            More results
+          </a>
+        </p>
+      )}
+    </Layout>
+  );
+}

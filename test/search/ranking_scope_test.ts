@@ -4,6 +4,7 @@
  * nothing another person uploads, moves or deletes changes them.
  */
 import assert from "node:assert/strict";
+import { DatabaseSync } from "node:sqlite";
 import type { EventData, EventType, ProcessedPage, RecordedEvent } from "../../events/types.ts";
 import { openProjector, type Projector } from "../../projections/projector.ts";
 import { searchIndexProjection, type SearchOptions, searchPassages } from "../../projections/search_index.ts";
@@ -164,4 +165,29 @@ Deno.test("a scope that names another person's folder or document reaches none o
   });
   assert.deepEqual(naming, alone, "Ava's folder and document add nothing, not even to the statistics");
   assert.deepEqual(given.results({ query: "trace trees", folderIds: ["ava-papers"] }), []);
+});
+
+Deno.test("an index from before per-language analysis is dropped and rebuilt from the log", () => {
+  const path = Deno.makeTempFileSync({ suffix: ".db" });
+  try {
+    const old = new DatabaseSync(path);
+    old.exec(
+      `CREATE TABLE projection_checkpoints (name TEXT PRIMARY KEY, position INTEGER NOT NULL) WITHOUT ROWID;
+      INSERT INTO projection_checkpoints VALUES ('search_index', 42), ('catalogue', 42);
+      CREATE VIRTUAL TABLE search_fts USING fts5 (body, section, notes, scope, content = '',
+        tokenize = "porter unicode61 remove_diacritics 2 categories 'L* N* Co M*'");
+      CREATE TABLE search_passages (passage_id INTEGER PRIMARY KEY, text TEXT);`,
+    );
+    old.close();
+    const projector = openProjector(path, [searchIndexProjection]);
+    const columns = projector.db.prepare("SELECT name FROM pragma_table_info('search_fts')").all()
+      .map((row) => (row as { name: string }).name);
+    assert.deepEqual(columns, ["body", "heading", "notes", "name", "scope"]);
+    const checkpoints = projector.db.prepare("SELECT name FROM projection_checkpoints ORDER BY name").all()
+      .map((row) => (row as { name: string }).name);
+    assert.deepEqual(checkpoints, ["catalogue"], "the search index starts again from the first event");
+    projector.close();
+  } finally {
+    Deno.removeSync(path);
+  }
 });

@@ -8,6 +8,8 @@ import type { DatabaseSync } from "node:sqlite";
 import { type DocumentType, type Preset, PRESETS, type SergoEvent } from "../../events/types.ts";
 import { type DocumentRow, getDocument } from "../../projections/catalogue.ts";
 import type { SergoApp } from "../app.ts";
+import { detectType } from "../processing/detect_type.ts";
+import { ProcessingError } from "../processing/processing_error.ts";
 import { registeredTranscriber } from "../processing/transcribers/choose.ts";
 import { DomainError } from "./errors.ts";
 import { requireFolder } from "./folders.ts";
@@ -41,6 +43,42 @@ export function guessType(head: Uint8Array, fileName: string): DocumentType {
     "unsupported",
     `"${fileName}" is not a file Sergo reads: upload a PDF, PowerPoint (.pptx), Word (.docx), text or Markdown file`,
   );
+}
+
+/** Office containers whose content is read up front (larger ones are judged by processing). */
+const CONTENT_CHECK_MAX_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Refuses, before anything is recorded, a zip or OLE container that is not a
+ * Word or PowerPoint file whatever its name says (a spreadsheet named .docx, a
+ * legacy .doc, a .xlsx), with the sentence processing would give later.
+ */
+async function refuseUnreadable(path: string, head: Uint8Array, name: string): Promise<void> {
+  const zip = head[0] === 0x50 && head[1] === 0x4b && head[2] === 0x03 && head[3] === 0x04;
+  const ole = head[0] === 0xd0 && head[1] === 0xcf && head[2] === 0x11 && head[3] === 0xe0;
+  if (!zip && !ole) return;
+  if ((await Deno.stat(path)).size > CONTENT_CHECK_MAX_BYTES) return;
+  try {
+    detectType(await Deno.readFile(path), name);
+  } catch (error) {
+    if (!(error instanceof ProcessingError)) throw error;
+    throw new DomainError(
+      "unsupported",
+      `"${name}" cannot be read by Sergo: ${error.message.replace(/\.$/, "")}`,
+    );
+  }
+}
+
+/** A document of the person with the same bytes in the same folder, if any. */
+export function sameFileInFolder(
+  db: DatabaseSync,
+  personId: string,
+  folderId: string | null,
+  sha256: string,
+): DocumentRow | undefined {
+  return db.prepare(
+    "SELECT * FROM cat_documents WHERE person_id = ? AND folder_id IS ? AND sha256 = ? LIMIT 1",
+  ).get(personId, folderId, sha256) as DocumentRow | undefined;
 }
 
 /** Checks a preset name. */
@@ -106,7 +144,15 @@ export async function recordUpload(app: SergoApp, input: UploadInput, actor: str
  */
 export async function uploadFile(
   app: SergoApp,
-  input: { personId: string; folderId: string | null; name: string; tempPath: string; preset?: string },
+  input: {
+    personId: string;
+    folderId: string | null;
+    name: string;
+    tempPath: string;
+    preset?: string;
+    /** Refuse it when the same bytes are already in that folder (the console asks; "Upload anyway" does not). */
+    refuseDuplicate?: boolean;
+  },
   actor: string,
 ): Promise<DocumentRow> {
   const name = checkFileName(input.name);
@@ -118,6 +164,12 @@ export async function uploadFile(
     using file = await Deno.open(input.tempPath, { read: true });
     read = await file.read(head);
   }
+  try {
+    await refuseUnreadable(input.tempPath, head.subarray(0, read ?? 0), name);
+  } catch (error) {
+    await Deno.remove(input.tempPath).catch(() => {});
+    throw error;
+  }
   let type: DocumentType;
   try {
     type = guessType(head.subarray(0, read ?? 0), name);
@@ -126,16 +178,41 @@ export async function uploadFile(
     throw error;
   }
   const { sha256, size } = await app.blobs.adopt(input.tempPath);
-  return await recordUpload(app, {
-    personId: input.personId,
-    folderId: input.folderId,
-    name,
-    sha256,
-    size,
-    type,
-    preset: input.preset ?? "basic",
-  }, actor);
+  const record = () =>
+    recordUpload(app, {
+      personId: input.personId,
+      folderId: input.folderId,
+      name,
+      sha256,
+      size,
+      type,
+      preset: input.preset ?? "basic",
+    }, actor);
+  if (!input.refuseDuplicate) return await record();
+  // One check-and-record at a time per folder, so two uploads of the same bytes cannot both pass.
+  const lockKey = `${input.personId}/${input.folderId ?? ""}`;
+  const before = folderLocks.get(lockKey) ?? Promise.resolve();
+  const { promise: done, resolve: release } = Promise.withResolvers<void>();
+  const mine = before.then(() => done);
+  folderLocks.set(lockKey, mine);
+  await before;
+  try {
+    const twin = sameFileInFolder(app.db, input.personId, input.folderId, sha256);
+    if (twin) {
+      throw new DomainError(
+        "conflict",
+        `"${name}" is already in this folder as "${twin.name}" (the same bytes): choose "Upload anyway" to keep both`,
+      );
+    }
+    return await record();
+  } finally {
+    release();
+    if (folderLocks.get(lockKey) === mine) folderLocks.delete(lockKey);
+  }
 }
+
+/** The uploads checking for a twin in a folder, by person and folder. */
+const folderLocks = new Map<string, Promise<void>>();
 
 /** Moves a document to another folder (null for the root). */
 export async function moveDocument(

@@ -61,11 +61,17 @@ async function upload(
   const created: Record<string, unknown>[] = [];
   const errors: Array<{ name: string; code: string; message: string }> = [];
   try {
-    const folderId = uploads.fields.folder_id
+    let folderId = uploads.fields.folder_id
       ? requireFolder(s.app.db, caller.personId, uploads.fields.folder_id).folder_id
       : uploads.fields.folder
       ? requireFolderPath(s.app.db, caller.personId, uploads.fields.folder).folder_id
       : null;
+    // A dropped folder: its files go into a matching tree under the chosen folder, made as needed.
+    if (uploads.fields.subfolder) {
+      const base = folderId ? requireFolder(s.app.db, caller.personId, folderId).path : "";
+      const path = base ? `${base}/${uploads.fields.subfolder}` : uploads.fields.subfolder;
+      folderId = (await ensureFolderPath(s.app, { personId: caller.personId, path }, actor)).folder_id;
+    }
     for (const file of uploads.files) {
       try {
         const doc = await uploadFile(s.app, {
@@ -74,6 +80,7 @@ async function upload(
           name: file.name,
           tempPath: file.tempPath,
           preset: uploads.fields.preset ?? "basic",
+          refuseDuplicate: uploads.fields.duplicates === "refuse",
         }, actor);
         created.push(documentJson(s, doc));
       } catch (error) {
@@ -86,7 +93,11 @@ async function upload(
   }
   if (created.length === 0 && errors.length === 1) {
     const e = errors[0]!;
-    return errorResponse(e.code === "unsupported" ? 415 : 400, e.code, e.message);
+    return errorResponse(
+      e.code === "unsupported" ? 415 : e.code === "conflict" ? 409 : 400,
+      e.code,
+      e.message,
+    );
   }
   return json({ documents: created, ...(errors.length ? { errors } : {}) }, created.length ? 201 : 400);
 }

@@ -20,6 +20,7 @@ const MAIN = new URL("../../main.ts", import.meta.url).pathname;
 const ARTIFACTS = new URL("../artifacts/newcomer/", import.meta.url);
 const README = `${CORPUS_DIR}/text/markitdown-readme.md`;
 const FORM = `${CORPUS_DIR}/pdf/form-libreoffice-fields.pdf`;
+const SCAN = `${CORPUS_DIR}/pdf/scanned-text-page-image-only.pdf`;
 /** A sentence of README's text: the export must never hold it. */
 const README_SENTENCE = "MarkItDown is a lightweight Python utility for converting various files to Markdown";
 const VIEWPORTS = { wide: { width: 1280, height: 800 }, phone: { width: 390, height: 844 } } as const;
@@ -243,6 +244,71 @@ Deno.test({
         await fresh.click('button:has-text("Sign in")');
         await fresh.waitForURL(`${url}/documents`);
       });
+
+      await t.step(
+        "a dropped folder: its tree is made, a duplicate and an .xlsx refused, each file reaches its end",
+        async () => {
+          const root = `${dir.path}/upload-me`;
+          await Deno.mkdir(`${root}/Reports`, { recursive: true });
+          await Deno.mkdir(`${root}/Notes`, { recursive: true });
+          await Deno.copyFile(FORM, `${root}/Reports/form.pdf`);
+          await Deno.copyFile(FORM, `${root}/Reports/form-copy.pdf`);
+          await Deno.copyFile(
+            `${CORPUS_DIR}/hostile/xml-bomb-xlsx-named.docx`,
+            `${root}/Reports/budget.xlsx`,
+          );
+          await Deno.copyFile(
+            `${CORPUS_DIR}/hostile/xml-bomb-xlsx-named.docx`,
+            `${root}/Reports/summary.docx`,
+          );
+          await Deno.copyFile(SCAN, `${root}/Notes/scan.pdf`);
+          await Deno.copyFile(README, `${root}/Notes/readme.md`);
+          await ava.goto(`${url}/documents`);
+          await ava.setInputFiles("#upload-folder", root);
+          const row = (name: string) => ava.locator(`.upload-item[data-name="upload-me/${name}"]`);
+          const ended = async (name: string, status: string) => {
+            await ava.locator(`.upload-item[data-name="upload-me/${name}"][data-status="${status}"]`).waitFor(
+              { timeout: 120_000 },
+            );
+            return (await row(name).locator(".upload-state").textContent())?.trim() ?? "";
+          };
+          assert.match(
+            await ended("Reports/budget.xlsx", "refused"),
+            /"budget\.xlsx" cannot be read by Sergo: .*Excel workbook.*— nothing was uploaded\.$/,
+          );
+          assert.match(
+            await ended("Reports/summary.docx", "refused"),
+            /"summary\.docx" cannot be read by Sergo: .*Excel workbook/,
+            "judged by its content, not its name",
+          );
+          assert.match(await ended("Notes/readme.md", "searchable"), /^Searchable — about \d+ pages?\.$/);
+          assert.match(await ended("Notes/scan.pdf", "not_indexed"), /^Not indexed: .+\.$/);
+          await ava.locator('.upload-item[data-status="duplicate"]').waitFor({ timeout: 60_000 });
+          const twin = ava.locator('.upload-item[data-status="duplicate"]');
+          assert.match(
+            await twin.locator(".upload-state").textContent() ?? "",
+            /is already in this folder as "form(-copy)?\.pdf" \(the same bytes\) — nothing was uploaded\.$/,
+          );
+          await shots(ava, "04-upload-folder");
+          const twinName = (await twin.getAttribute("data-name"))!.replace("upload-me/", "");
+          await twin.locator('button:has-text("Upload anyway")').click();
+          assert.match(await ended(twinName, "searchable"), /^Searchable — 1 page\.$/);
+          const folders = await (await ava.request.get(`${url}/api/folders`)).json();
+          const paths = (folders.items ?? folders.folders ?? folders).map((f: { path: string }) => f.path)
+            .sort();
+          for (const path of ["upload-me", "upload-me/Notes", "upload-me/Reports"]) {
+            assert.ok(paths.includes(path), `${path} in ${JSON.stringify(paths)}`);
+          }
+          const docs = (await (await ava.request.get(`${url}/api/documents?limit=100`)).json()).items;
+          assert.equal(
+            docs.filter((d: { name: string }) => d.name === "budget.xlsx").length,
+            0,
+            "the .xlsx is not recorded",
+          );
+          const beas = (await (await bea.request.get(`${url}/api/documents?limit=100`)).json()).items;
+          assert.equal(beas.length, 0, "Bea sees none of Ava's documents");
+        },
+      );
 
       await t.step(
         "console search finds a page and opens it, text beside picture; the original downloads",

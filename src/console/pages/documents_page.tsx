@@ -141,7 +141,12 @@ export function DocumentsPage(props: DocumentsPageProps): VNode {
                   choose files
                   <input type="file" name="files" multiple id="upload-files" />
                 </label>{" "}
-                to put them in <strong>{here}</strong>.
+                or a{" "}
+                <label class="file-pick">
+                  folder
+                  <input type="file" name="folder" multiple id="upload-folder" {...{ webkitdirectory: "" }} />
+                </label>{" "}
+                to put them in <strong>{here}</strong> (a folder keeps its folders inside).
               </p>
               <label class="inline">
                 Processing

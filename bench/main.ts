@@ -175,6 +175,58 @@ export const MODULES: readonly BenchModule[] = [
       }),
     ],
   },
+  {
+    name: "standard",
+    file: "./standard.ts",
+    fn: "benchStandard",
+    rows: (r) => {
+      const t = obj(r.throughput);
+      const a = obj(r.accuracy);
+      const b = obj(r.born_digital);
+      const s = obj(r.search);
+      const rows = [
+        ratioRow({
+          figure: `Standard pages/s (${
+            show(t.pages_transcribed)
+          } scanned pages, all workers) ÷ ocrmypdf --force-ocr`,
+          sergo: `${show(t.sergo_pages_per_s, " p/s")} (${show(t.sergo_s, " s")})`,
+          baseline: `${show(t.ocrmypdf_pages_per_s, " p/s")} (${show(t.ocrmypdf_s, " s")})`,
+          ratio: num(t.ratio),
+          budget: { op: ">=", value: 1 },
+        }),
+        ratioRow({
+          figure: `word error rate on ${show(a.pages)} hand-checked scanned pages, Sergo ÷ ocrmypdf`,
+          sergo: `${show(a.sergo_wer)}`,
+          baseline: `${show(a.ocrmypdf_wer)}`,
+          ratio: num(a.sergo_wer) !== null && num(a.ocrmypdf_wer)
+            ? round(num(a.sergo_wer)! / num(a.ocrmypdf_wer)!, 3)
+            : null,
+          budget: { op: "<=", value: 1 },
+        }),
+        ratioRow({
+          figure: "born-digital PDF, Standard ÷ Basic (no page transcribed)",
+          sergo: `${show(obj(obj(b.rounds)[0] ?? {}).standard_s, " s")} …`,
+          baseline: `${show(obj(obj(b.rounds)[0] ?? {}).basic_s, " s")} …`,
+          ratio: num(b.ratio),
+          budget: { op: "<=", value: 1.2 },
+        }),
+      ];
+      if (r.search) {
+        const std = obj(obj(s.standard).overall);
+        const basic = obj(obj(s.basic).overall);
+        rows.push(ratioRow({
+          figure: `search on scanned pages, ${
+            show(s.questions)
+          } questions: recall@10, MRR (Standard vs Basic)`,
+          sergo: `${show(std.recall_at_10)}, ${show(std.mrr)}`,
+          baseline: `${show(basic.recall_at_10)}, ${show(basic.mrr)}`,
+          ratio: null,
+          budget: null,
+        }));
+      }
+      return rows;
+    },
+  },
   { name: "replay", file: "./replay.ts", fn: "benchReplay", rows: () => [] },
   { name: "startup", file: "./startup.ts", fn: "benchStartup", rows: () => [] },
   // Last: ten minutes (one with --quick; SOAK_MINUTES sets it) of mixed and hostile traffic.

@@ -152,6 +152,9 @@ Deno.test("Standard reads every scanned PDF of the corpus: search finds and read
     const docling = pagesOf("scanned-text-page-image-only.pdf");
     assert.deepEqual(docling.map((p) => p.transcription?.rotated), [undefined, 180, undefined, 90]);
     for (const page of docling) assert.match(page.text, /Docling bundles PDF document conversion/);
+    // Marks under Standard: a page of plain lines is not marked; the ruled inspection form is (its lines).
+    assert.deepEqual(docling.map((p) => p.marked), [false, false, false, false]);
+    assert.equal(pagesOf("scanned-ru-inspection-certificate.pdf")[0]!.marked, true);
     // A good born-digital layer is kept as Basic read it.
     const arabic = pagesOf("arabic-rtl-word-export.pdf");
     assert.equal(arabic[0]!.transcription, undefined);

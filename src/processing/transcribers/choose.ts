@@ -60,7 +60,7 @@ let current: string | null | undefined;
  * Records which transcriber this process has (its label, or null for none), so
  * that asking for Standard is refused up front where nothing could read it.
  */
-export function registerTranscriber(label: string | null): void {
+export function registerTranscriber(label: string | null | undefined): void {
   current = label;
 }
 

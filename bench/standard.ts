@@ -240,7 +240,7 @@ export async function benchStandard(opts: { quick: boolean }): Promise<Record<st
     const standardTotal = rounds.reduce((n, r) => n + r.standard_s, 0);
 
     // Search questions answered only on scanned pages.
-    const search = opts.quick ? null : await searchScanned(sergoPages);
+    const search = await searchScanned(sergoPages);
 
     return {
       transcriber: standard.reading.transcriber.label,
@@ -294,7 +294,14 @@ async function searchScanned(standardPages: Map<string, ProcessedPage[]>): Promi
       );
     }
   }
-  const corpus = await loadCorpus();
+  // The text corpus leaves out files pdftotext finds no text in (the image-only scans): as Basic reads them
+  // they are pages without text, as Standard reads them they are its pages.
+  const loaded = await loadCorpus();
+  const missing = [...standardPages.keys()].filter((file) => !loaded.some((f) => f.file === file));
+  const corpus = [
+    ...loaded,
+    ...missing.map((file) => ({ file, pages: standardPages.get(file)!.map(() => "") })),
+  ];
   const withStandard = corpus.map((f) =>
     standardPages.has(f.file) ? { file: f.file, pages: standardPages.get(f.file)!.map((p) => p.text) } : f
   );

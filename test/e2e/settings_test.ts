@@ -312,8 +312,13 @@ Deno.test("a bad value of any SERGO_* setting stops serve with exit code 2 and o
   ) {
     const env: Record<string, string> = { SERGO_PORT: "0", [name]: value };
     if (name !== "SERGO_DATA") env.SERGO_DATA = `${dir.path}/data`;
-    const output = await serve(env).output();
+    const child = serve(env);
+    // A value taken by mistake would start the server for good: stop it and fail, rather than wait.
+    const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
+    const output = await child.output();
+    clearTimeout(timer);
     const stderr = new TextDecoder().decode(output.stderr).trim();
+    assert.notEqual(output.signal, "SIGKILL", `serve started with ${name}=${value}`);
     assert.equal(output.code, 2, `${name}=${value}: ${stderr}`);
     assert.equal(stderr, message, `${name}=${value}`);
   }

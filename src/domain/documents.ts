@@ -14,6 +14,7 @@ import { registeredTranscriber } from "../processing/transcribers/choose.ts";
 import { DomainError } from "./errors.ts";
 import { requireFolder } from "./folders.ts";
 import { newDocumentId } from "./ids.ts";
+import { oneAtATime } from "./locks.ts";
 import { checkFileName } from "./rules.ts";
 
 const EXTENSIONS: Record<string, DocumentType> = {
@@ -190,13 +191,7 @@ export async function uploadFile(
     }, actor);
   if (!input.refuseDuplicate) return await record();
   // One check-and-record at a time per folder, so two uploads of the same bytes cannot both pass.
-  const lockKey = `${input.personId}/${input.folderId ?? ""}`;
-  const before = folderLocks.get(lockKey) ?? Promise.resolve();
-  const { promise: done, resolve: release } = Promise.withResolvers<void>();
-  const mine = before.then(() => done);
-  folderLocks.set(lockKey, mine);
-  await before;
-  try {
+  return await oneAtATime(`upload/${input.personId}/${input.folderId ?? ""}`, async () => {
     const twin = sameFileInFolder(app.db, input.personId, input.folderId, sha256);
     if (twin) {
       throw new DomainError(
@@ -205,14 +200,8 @@ export async function uploadFile(
       );
     }
     return await record();
-  } finally {
-    release();
-    if (folderLocks.get(lockKey) === mine) folderLocks.delete(lockKey);
-  }
+  });
 }
-
-/** The uploads checking for a twin in a folder, by person and folder. */
-const folderLocks = new Map<string, Promise<void>>();
 
 /** Moves a document to another folder (null for the root). */
 export async function moveDocument(

@@ -73,7 +73,14 @@ export function requireAgentKeyByName(db: DatabaseSync, personId: string, name: 
 /** Creates an agent key and returns it with its value, which is shown this once. */
 export async function createAgentKey(
   app: SergoApp,
-  input: { personId: string; name: string; description: string; canRead: CanRead },
+  input: {
+    personId: string;
+    name: string;
+    description: string;
+    canRead: CanRead;
+    /** Refuse a key that reads nothing (the console asks; scripts may give it folders later). */
+    requireScope?: boolean;
+  },
   actor: string,
 ): Promise<{ key: AgentKey; value: string }> {
   const name = checkKeyName(input.name);
@@ -87,6 +94,7 @@ export async function createAgentKey(
       `You have ${MAX_AGENT_KEYS} agent keys, the most one person may have: delete one before making another`,
     );
   }
+  if (input.requireScope) refuseEmptyScope(input.canRead);
   const canRead = checkCanRead(app.db, input.personId, input.canRead);
   const value = generateSecret("agent");
   const keyId = newId();
@@ -109,7 +117,14 @@ export async function createAgentKey(
 /** Changes an agent key's name, description or what it can read. */
 export async function changeAgentKey(
   app: SergoApp,
-  input: { personId: string; keyId: string; name?: string; description?: string; canRead?: CanRead },
+  input: {
+    personId: string;
+    keyId: string;
+    name?: string;
+    description?: string;
+    canRead?: CanRead;
+    requireScope?: boolean;
+  },
   actor: string,
 ): Promise<AgentKey> {
   const key = requireAgentKey(app.db, input.personId, input.keyId);
@@ -126,6 +141,7 @@ export async function changeAgentKey(
     data.description = checkDescription(input.description);
   }
   if (input.canRead !== undefined) {
+    if (input.requireScope) refuseEmptyScope(input.canRead);
     const canRead = checkCanRead(app.db, input.personId, input.canRead);
     if (JSON.stringify(canRead) !== JSON.stringify(key.can_read)) data.can_read = canRead;
   }
@@ -248,4 +264,17 @@ export async function revokeLoginToken(
     data: { token_id: input.tokenId },
     metadata: app.meta(actor),
   }], { expectedVersion: "stream_exists" });
+}
+
+/**
+ * A key saved from the console must read something: an agent on a key that
+ * reads nothing finds nothing, and nothing tells it why.
+ */
+function refuseEmptyScope(canRead: CanRead): void {
+  if (canRead.folders.length === 0 && canRead.documents.length === 0) {
+    throw new DomainError(
+      "invalid",
+      "Choose at least one folder or file for this key to read: a key that reads nothing finds nothing for its agent",
+    );
+  }
 }

@@ -27,6 +27,7 @@ import {
   uploadFile,
 } from "../domain/documents.ts";
 import { DomainError } from "../domain/errors.ts";
+import { oneAtATime } from "../domain/locks.ts";
 import {
   createFolder,
   deleteFolder,
@@ -70,7 +71,11 @@ async function upload(
     if (uploads.fields.subfolder) {
       const base = folderId ? requireFolder(s.app.db, caller.personId, folderId).path : "";
       const path = base ? `${base}/${uploads.fields.subfolder}` : uploads.fields.subfolder;
-      folderId = (await ensureFolderPath(s.app, { personId: caller.personId, path }, actor)).folder_id;
+      // Files of one dropped folder arrive side by side: one makes each folder, the others find it.
+      folderId = (await oneAtATime(
+        `folders/${caller.personId}`,
+        () => ensureFolderPath(s.app, { personId: caller.personId, path }, actor),
+      )).folder_id;
     }
     for (const file of uploads.files) {
       try {
@@ -434,6 +439,7 @@ const ROUTES: Route[] = [
         name: b.name,
         description: b.description,
         canRead: b.can_read,
+        requireScope: caller.kind === "login",
       }, actor);
       return json({ ...keyJson(s, key), value }, 201);
     },
@@ -449,6 +455,7 @@ const ROUTES: Route[] = [
         name: b.name,
         description: b.description,
         canRead: b.can_read,
+        requireScope: caller.kind === "login",
       }, actor);
       return json(keyJson(s, key));
     },

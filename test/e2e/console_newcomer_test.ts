@@ -445,6 +445,22 @@ Deno.test({
           } finally {
             await client.close();
           }
+          // The key's usage: last used, calls in 24 h and 30 days, end users seen.
+          await ava.goto(`${url}/keys`);
+          const card = ava.locator('li.key[data-key-name="readme-reader"]');
+          assert.equal(await card.locator("[data-calls-day]").textContent(), "503");
+          assert.equal(await card.locator("[data-calls-month]").textContent(), "503");
+          assert.equal(await card.locator("[data-end-users]").textContent(), "auditor@example.com (503)");
+          assert.match(
+            await card.locator("[data-usage]").textContent() ?? "",
+            /^Last used \d{4}-\d\d-\d\d \d\d:\d\d UTC/,
+          );
+          // A key that reads nothing cannot be saved.
+          await ava.fill('#key-create input[name="name"]', "reads-nothing");
+          await ava.click('#key-create button[type="submit"]');
+          assert.match(await alertText(ava), /^Choose at least one folder or file for this key to read/);
+          assert.equal(await ava.locator('li.key[data-key-name="reads-nothing"]').count(), 0);
+          await shots(ava, "08-keys");
           // Paging: "Older entries" keeps the filters in the URL and walks all 500 listings.
           await ava.goto(`${url}/audit?action=mcp+listing&end_user=auditor%40example.com`);
           await shots(ava, "05-audit");

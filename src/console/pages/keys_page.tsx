@@ -32,6 +32,43 @@ export interface KeyView {
   masked: string;
   canRead: CanReadLabels;
   oldValues: Array<OldValue & { masked: string }>;
+  usage?: KeyUsage;
+}
+
+/** A key's use, from its audit entries. */
+export interface KeyUsage {
+  lastUsed: string | null;
+  /** Calls in the last 24 hours and the last 30 days. */
+  day: number;
+  month: number;
+  /** The end users its calls named in the last 30 days, most calls first (at most 6). */
+  endUsers: Array<{ end_user: string; calls: number }>;
+}
+
+/** A key's use in one line: last used, calls, end users. */
+export function KeyUsageLine({ usage }: { usage?: KeyUsage }): VNode | null {
+  if (!usage) return null;
+  return (
+    <p class="usage small" data-usage>
+      {usage.lastUsed
+        ? (
+          <>
+            Last used <Time iso={usage.lastUsed} /> · <span data-calls-day>{usage.day}</span>{" "}
+            {usage.day === 1 ? "call" : "calls"} in 24 h · <span data-calls-month>{usage.month}</span>{" "}
+            {usage.month === 1 ? "call" : "calls"} in 30 days
+            {usage.endUsers.length > 0 && (
+              <>
+                {" "}· end users:{" "}
+                <span data-end-users>
+                  {usage.endUsers.map((u) => `${u.end_user} (${u.calls})`).join(", ")}
+                </span>
+              </>
+            )}
+          </>
+        )
+        : "Not used yet: no agent has called it."}
+    </p>
+  );
 }
 
 /** Options of {@linkcode KeysPage}. */
@@ -182,6 +219,7 @@ export function KeysPage(props: KeysPageProps): VNode {
               </div>
               {k.key.description && <p class="description">{k.key.description}</p>}
               <CanReadSummary canRead={k.canRead} />
+              <KeyUsageLine usage={k.usage} />
               <p class="muted small">
                 Created <Time iso={k.key.created_at} />
                 {k.oldValues.map((v) => (
@@ -251,6 +289,7 @@ export function KeyPage(props: KeyPageProps): VNode {
           <p class="muted">
             <code class="masked">{props.view.masked}</code> · created <Time iso={key.created_at} />
           </p>
+          <KeyUsageLine usage={props.view.usage} />
           {props.view.oldValues.map((v) => (
             <p key={v.last4} class="muted old-value">
               Old value <code>{v.masked}</code> works until <Time iso={v.expires_at} />

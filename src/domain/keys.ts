@@ -89,10 +89,7 @@ export async function createAgentKey(
     throw new DomainError("conflict", `An agent key named "${name}" already exists`);
   }
   if (listAgentKeys(app.db, input.personId).length >= MAX_AGENT_KEYS) {
-    throw new DomainError(
-      "conflict",
-      `You have ${MAX_AGENT_KEYS} agent keys, the most one person may have: delete one before making another`,
-    );
+    throw capReached(MAX_AGENT_KEYS, "agent");
   }
   if (input.requireScope) refuseEmptyScope(input.canRead);
   const canRead = checkCanRead(app.db, input.personId, input.canRead);
@@ -111,7 +108,44 @@ export async function createAgentKey(
     },
     metadata: app.meta(actor),
   }], { expectedVersion: "no_stream" });
+  const live = listAgentKeys(app.db, input.personId).map((key) => key.key_id);
+  if (!withinCap(app, live, keyId, (id) => `key-${id}`, MAX_AGENT_KEYS)) {
+    await app.append(`key-${keyId}`, [{
+      type: "AgentKeyDeleted",
+      data: { key_id: keyId },
+      metadata: app.meta(actor),
+    }], { expectedVersion: "stream_exists" });
+    throw capReached(MAX_AGENT_KEYS, "agent");
+  }
   return { key: getAgentKey(app.db, keyId)!, value };
+}
+
+function capReached(cap: number, kind: "agent" | "personal"): DomainError {
+  return new DomainError(
+    "conflict",
+    `You have ${cap} ${kind} keys, the most one person may have: delete one before making another`,
+  );
+}
+
+/**
+ * Whether a key just created is among the first `cap` of its person's live
+ * keys in log order. The count checked before the append is the projection's,
+ * so creations at the same moment (two requests, or the CLI beside `serve`)
+ * can all pass it; after the append the projections hold every event before
+ * this one, and since every process sees the same log order, exactly the
+ * creations past the cap find themselves past it and take their key back.
+ */
+function withinCap(
+  app: SergoApp,
+  live: string[],
+  keyId: string,
+  stream: (id: string) => string,
+  cap: number,
+): boolean {
+  if (live.length <= cap) return true;
+  const createdAt = (id: string) => app.store.readStream(stream(id))[0]?.position ?? Infinity;
+  const mine = createdAt(keyId);
+  return live.filter((id) => createdAt(id) < mine).length < cap;
 }
 
 /** Changes an agent key's name, description or what it can read. */
@@ -199,10 +233,7 @@ export async function createPersonalKey(
   actor: string,
 ): Promise<{ keyId: string; value: string }> {
   if (personalKeys(app.db, input.personId).length >= MAX_PERSONAL_KEYS) {
-    throw new DomainError(
-      "conflict",
-      `You have ${MAX_PERSONAL_KEYS} personal keys, the most one person may have: delete one before making another`,
-    );
+    throw capReached(MAX_PERSONAL_KEYS, "personal");
   }
   const value = generateSecret("personal");
   const keyId = newId();
@@ -211,6 +242,15 @@ export async function createPersonalKey(
     data: { key_id: keyId, person_id: input.personId, key_hash: hashSecret(value), last4: lastFour(value) },
     metadata: app.meta(actor),
   }], { expectedVersion: "no_stream" });
+  const live = personalKeys(app.db, input.personId).map((key) => key.key_id);
+  if (!withinCap(app, live, keyId, (id) => `personal-key-${id}`, MAX_PERSONAL_KEYS)) {
+    await app.append(`personal-key-${keyId}`, [{
+      type: "PersonalKeyDeleted",
+      data: { key_id: keyId },
+      metadata: app.meta(actor),
+    }], { expectedVersion: "stream_exists" });
+    throw capReached(MAX_PERSONAL_KEYS, "personal");
+  }
   return { keyId, value };
 }
 

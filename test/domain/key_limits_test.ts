@@ -4,7 +4,13 @@
  * and deleting one makes room again.
  */
 import assert from "node:assert/strict";
-import { createAgentKey, createPersonalKey, MAX_AGENT_KEYS } from "../../src/domain/keys.ts";
+import {
+  createAgentKey,
+  createPersonalKey,
+  MAX_AGENT_KEYS,
+  MAX_PERSONAL_KEYS,
+} from "../../src/domain/keys.ts";
+import { listAgentKeys, personalKeys } from "../../projections/key_scopes.ts";
 import { addPerson } from "../../src/domain/people.ts";
 import { testServer } from "../http/_server.ts";
 import { runCli } from "../helpers/temp.ts";
@@ -59,4 +65,42 @@ Deno.test("the 101st agent key and the 21st personal key are refused by the API 
   );
   const room = await runCli(["key", "add", "--person", "ava@example.com", "--name", "from-cli", ...d]);
   assert.equal(room.code, 0, room.stderr);
+});
+
+Deno.test("creations at the same moment cannot pass the cap: at 99 agent keys five at once leave 100, at 19 personal keys three leave 20", async () => {
+  const server = await testServer();
+  await using _ = server;
+  const ava = await addPerson(server.app, { name: "Ava Bennett", email: "ava@example.com" });
+  const none = { folders: [], documents: [] };
+  const agentKey = (name: string) =>
+    createAgentKey(server.app, { personId: ava.person_id, name, description: "", canRead: none }, "test");
+  for (let i = 0; i < MAX_AGENT_KEYS - 1; i++) await agentKey(`agent-${i}`);
+  // All five pass the projection's count (99) before any of them is appended.
+  const agents = await Promise.allSettled(Array.from({ length: 5 }, (_, i) => agentKey(`at-once-${i}`)));
+  assert.equal(agents.filter((r) => r.status === "fulfilled").length, 1);
+  assert.deepEqual(
+    agents.flatMap((r) => r.status === "rejected" ? [(r.reason as Error).message] : []),
+    [AGENT_CAP, AGENT_CAP, AGENT_CAP, AGENT_CAP],
+  );
+  assert.equal(listAgentKeys(server.app.db, ava.person_id).length, MAX_AGENT_KEYS);
+
+  const personal = () => createPersonalKey(server.app, { personId: ava.person_id }, "test");
+  for (let i = 0; i < MAX_PERSONAL_KEYS - 1; i++) await personal();
+  const personals = await Promise.allSettled([personal(), personal(), personal()]);
+  assert.equal(personals.filter((r) => r.status === "fulfilled").length, 1);
+  assert.equal(personalKeys(server.app.db, ava.person_id).length, MAX_PERSONAL_KEYS);
+  assert.ok(personals.every((r) => r.status === "fulfilled" || (r.reason as Error).message === PERSONAL_CAP));
+
+  // The CLI beside the server: two processes at once at 99 keys (one deleted) leave 100.
+  await runCli(["key", "delete", "--person", "ava@example.com", "--name", "agent-0", "--data", server.dir]);
+  server.app.catchUp();
+  const clis = await Promise.all(
+    ["cli-a", "cli-b"].map((name) =>
+      runCli(["key", "add", "--person", "ava@example.com", "--name", name, "--data", server.dir])
+    ),
+  );
+  assert.deepEqual(clis.map((cli) => cli.code).sort(), [0, 2], clis.map((cli) => cli.stderr).join("\n"));
+  assert.equal(clis.find((cli) => cli.code === 2)!.stderr.trim(), AGENT_CAP);
+  server.app.catchUp();
+  assert.equal(listAgentKeys(server.app.db, ava.person_id).length, MAX_AGENT_KEYS);
 });

@@ -46,7 +46,7 @@ export async function signIn(
     return { ok: false, status: 400, message: "The email or password is too long.", email };
   }
   // Counted before the hash runs: parallel attempts cannot all pass while it does.
-  const reservation = options.throttle.reserve({ email, address: options.address }, Date.now());
+  const reservation = options.throttle.reserve({ email, address: options.address });
   if ("waitMs" in reservation) {
     return {
       ok: false,

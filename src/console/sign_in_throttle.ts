@@ -32,6 +32,8 @@ export interface SignInThrottleOptions {
   forgetAfterMs?: number;
   /** How many counts (and known addresses) are tracked at most (the oldest are forgotten). */
   maxEntries?: number;
+  /** The clock, in ms (default `Date.now`). */
+  now?: () => number;
 }
 
 /** Who is signing in. */
@@ -69,6 +71,7 @@ export class SignInThrottle {
   readonly #accountMax: number;
   readonly #forget: number;
   readonly #maxEntries: number;
+  readonly #now: () => number;
 
   /**
    * Creates a throttle. The defaults: 5 failures of an account from an address,
@@ -85,6 +88,7 @@ export class SignInThrottle {
     this.#accountMax = options.accountMaxWaitMs ?? 60_000;
     this.#forget = options.forgetAfterMs ?? 60 * 60_000;
     this.#maxEntries = options.maxEntries ?? 10_000;
+    this.#now = options.now ?? Date.now;
   }
 
   /**
@@ -92,7 +96,7 @@ export class SignInThrottle {
    * still wait (and counts nothing) when it may not go ahead, or a reservation:
    * the attempt counts as a failure unless it {@linkcode SignInReservation.succeed}s.
    */
-  reserve(who: SignInAttempter, now: number): { waitMs: number } | SignInReservation {
+  reserve(who: SignInAttempter, now: number = this.#now()): { waitMs: number } | SignInReservation {
     const email = who.email.toLowerCase();
     const pair = `pair:${email}\n${who.address}`;
     const rules: Rule[] = [

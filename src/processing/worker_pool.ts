@@ -38,8 +38,11 @@ export interface ExtractionPoolOptions {
 
 /** A pool of sandboxed readers. */
 export interface ExtractionPool {
-  /** Reads a document; rejects with a {@link ProcessingError} whose message says why. */
-  extract(bytes: Uint8Array, fileName: string): Promise<ExtractResult>;
+  /**
+   * Reads a document; rejects with a {@link ProcessingError} whose message says why.
+   * `timeoutMs` replaces the pool's time limit for this document.
+   */
+  extract(bytes: Uint8Array, fileName: string, options?: { timeoutMs?: number }): Promise<ExtractResult>;
   /** Stops every reader; pending documents are rejected. */
   close(): Promise<void>;
 }
@@ -61,6 +64,7 @@ function denoCommand(): string {
 interface Job {
   bytes: Uint8Array;
   fileName: string;
+  timeoutMs: number;
   resolve(result: ExtractResult): void;
   reject(error: ProcessingError): void;
 }
@@ -157,7 +161,7 @@ export function createExtractionPool(options: ExtractionPoolOptions = {}): Extra
       const header = new TextEncoder().encode(JSON.stringify({ fileName: job.fileName }));
       const answer = reader.frames.next();
       const timeout = new Promise<"timeout">((resolve) => {
-        timer = setTimeout(() => resolve("timeout"), timeoutMs);
+        timer = setTimeout(() => resolve("timeout"), job.timeoutMs);
       });
       const exited = reader.exited.then(() => "exited" as const);
       reader.stdin.write(encodeFrame(header)).catch(() => {});
@@ -166,7 +170,7 @@ export function createExtractionPool(options: ExtractionPoolOptions = {}): Extra
       if (outcome === "timeout") {
         job.reject(
           new ProcessingError(
-            `Reading this file took longer than ${Number((timeoutMs / 1000).toFixed(1))} s.`,
+            `Reading this file took longer than ${Number((job.timeoutMs / 1000).toFixed(1))} s.`,
           ),
         );
       } else if (outcome === "exited" || outcome === undefined) {
@@ -204,10 +208,10 @@ export function createExtractionPool(options: ExtractionPoolOptions = {}): Extra
   };
 
   return {
-    extract(bytes, fileName) {
+    extract(bytes, fileName, options = {}) {
       if (closed) return Promise.reject(new ProcessingError("The extraction pool is closed."));
       return new Promise<ExtractResult>((resolve, reject) => {
-        queue.push({ bytes, fileName, resolve, reject });
+        queue.push({ bytes, fileName, timeoutMs: options.timeoutMs ?? timeoutMs, resolve, reject });
         pump();
       });
     },

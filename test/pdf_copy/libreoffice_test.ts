@@ -20,17 +20,22 @@ function slideCount(pptx: Uint8Array): number {
   return strFromU8(files["ppt/presentation.xml"]!).match(/<p:sldId\b/g)?.length ?? 0;
 }
 
+// A private TMPDIR (Deno.makeTempDir reads it at each call): the copies' folders and LibreOffice processes
+// counted below are this file's own, never another test's or program's on the same machine.
+const TMP = Deno.makeTempDirSync({ prefix: "sergo-libreoffice-test-" });
+Deno.env.set("TMPDIR", TMP);
+globalThis.addEventListener("unload", () => Deno.removeSync(TMP, { recursive: true }));
+
 function tempCopyDirs(): string[] {
-  return [...Deno.readDirSync(Deno.env.get("TMPDIR") ?? "/tmp")].filter((entry) =>
-    entry.name.startsWith("sergo-pdf-copy-")
-  ).map((entry) => entry.name);
+  return [...Deno.readDirSync(TMP)].filter((entry) => entry.name.startsWith("sergo-pdf-copy-"))
+    .map((entry) => entry.name);
 }
 
-/** Live (not zombie) processes whose command line mentions a Sergo copy folder, from `ps`. */
+/** Live (not zombie) processes whose command line mentions a copy folder of this file, from `ps`. */
 async function liveCopyProcesses(): Promise<string[]> {
   const out = await new Deno.Command("ps", { args: ["-eo", "stat=,args="], stdout: "piped" }).output();
   return new TextDecoder().decode(out.stdout).split("\n")
-    .filter((line) => line.includes("sergo-pdf-copy-") && !line.trim().startsWith("Z"));
+    .filter((line) => line.includes(`${TMP}/sergo-pdf-copy-`) && !line.trim().startsWith("Z"));
 }
 
 Deno.test("converterAvailable names the installed LibreOffice's version", async () => {

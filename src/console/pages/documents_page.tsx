@@ -157,6 +157,11 @@ export function DocumentsPage(props: DocumentsPageProps): VNode {
                 </select>
               </label>
               <p class="hint">Up to {formatSize(props.maxUploadBytes)} each.</p>
+              <p class="hint" id="preset-help">
+                Processing turns a file into searchable pages. Basic reads each page's own text by rules, with
+                no AI; Standard also reads pages that are scanned or have no usable text; None keeps the file
+                without reading it (search finds nothing in it until you process it).
+              </p>
             </form>
             <ul class="uploads" id="upload-list" aria-live="polite"></ul>
           </section>
@@ -172,7 +177,11 @@ export function DocumentsPage(props: DocumentsPageProps): VNode {
                       <th scope="col">Type</th>
                       <th scope="col">Pages</th>
                       <th scope="col">Uploaded</th>
-                      <th scope="col">Pages to view</th>
+                      <th scope="col">
+                        <abbr title="Pages whose text may miss a figure, chart or table: an agent is told to look at them with view_page">
+                          Pages to view
+                        </abbr>
+                      </th>
                       <th scope="col">
                         <span class="sr-only">Actions</span>
                       </th>

@@ -202,7 +202,9 @@ export function KeysPage(props: KeysPageProps): VNode {
           <h1>Agent keys</h1>
           <p class="muted">
             Each agent key is its own MCP server at{" "}
-            <code>{props.publicUrl}/mcp</code>, reading only what you give it.
+            <code>{props.publicUrl}/mcp</code>, reading only what you give it. Give one to an agent (Claude,
+            an app, a script) for one job: it sees only the folders and files you tick, every call it makes is
+            in your audit, and you can roll or delete it at any time.
           </p>
         </div>
       </header>

@@ -188,6 +188,15 @@ Deno.test("every SERGO_* setting of serve is read from the environment and chang
     const big = await upload(1024 * 1024 + 1);
     assert.equal(big.status, 413);
     assert.match((await big.json()).message, /larger than the upload limit/);
+    const form = new FormData();
+    form.append("file", new Blob([new Uint8Array(1024 * 1024 + 1).fill(65)]), "notes.txt");
+    const bigForm = await fetch(`${url}/api/documents`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${given.personal}` },
+      body: form,
+    });
+    assert.equal(bigForm.status, 413, "a multipart upload over the limit too");
+    await bigForm.body?.cancel();
     const small = await upload(1024 * 1024 - 1024);
     assert.equal(small.status, 201, await small.clone().text());
     await small.body?.cancel();

@@ -19,6 +19,7 @@ import { agentKeyAuthenticator, createSseTransport } from "../mcp/transports/sse
 import { createOAuth } from "../auth/oauth/mod.ts";
 import { createServices, type Services } from "../services.ts";
 import { createConsole } from "../console/mod.ts";
+import type { SignInThrottle } from "../console/sign_in_throttle.ts";
 import { ensureSigningKey } from "../audit/signing_key.ts";
 import { anyPerson } from "../../projections/catalogue.ts";
 import { randomId } from "../domain/ids.ts";
@@ -70,7 +71,7 @@ export interface RunningServer {
 /** Starts the server with a configuration; tests use it too, with port 0. */
 export async function startServer(
   config: Config,
-  options: { now?: () => Date; quiet?: boolean } = {},
+  options: { now?: () => Date; quiet?: boolean; signInThrottle?: SignInThrottle } = {},
 ): Promise<RunningServer> {
   const started = performance.now();
   const lock = lockForServe(config.dataDir);
@@ -84,7 +85,13 @@ export async function startServer(
 
 async function startLocked(
   config: Config,
-  options: { now?: () => Date; quiet?: boolean; started: number; lock: Deno.FsFile },
+  options: {
+    now?: () => Date;
+    quiet?: boolean;
+    signInThrottle?: SignInThrottle;
+    started: number;
+    lock: Deno.FsFile;
+  },
 ): Promise<RunningServer> {
   const { started, lock } = options;
   const app = await openApp(config.dataDir, {
@@ -100,7 +107,7 @@ async function startLocked(
   const services = await createServices(app, config, { copyReader: pool });
   // First run: nobody to sign in as, so one random address (printed below) creates the first person.
   const setupToken = anyPerson(app.db) ? null : randomId(43);
-  services.console = createConsole(services, { setupToken });
+  services.console = createConsole(services, { setupToken, throttle: options.signInThrottle });
   const standard = await openStandard(config.transcribe);
   services.transcriber = standard.reading.transcriber?.label ?? null;
   services.transcriberMissing = standard.missing;

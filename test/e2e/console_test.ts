@@ -159,7 +159,7 @@ Deno.test({
           assert.equal(head(), before, "failed sign-ins wrote nothing to the log");
           const cookies = await context.cookies();
           assert.ok(!cookies.some((c) => c.name === "sergo_session"));
-          await new Promise((resolve) => setTimeout(resolve, Number(wait[1]) * 1000 + 100));
+          server.advanceSignInClock(Number(wait[1]) * 1000 + 100);
           await page.fill('input[name="password"]', server.password);
           await page.click('button:has-text("Sign in")');
           await page.waitForURL(`${url}/keys`);

@@ -20,22 +20,32 @@ function slideCount(pptx: Uint8Array): number {
   return strFromU8(files["ppt/presentation.xml"]!).match(/<p:sldId\b/g)?.length ?? 0;
 }
 
-// A private TMPDIR (Deno.makeTempDir reads it at each call): the copies' folders and LibreOffice processes
-// counted below are this file's own, never another test's or program's on the same machine.
-const TMP = Deno.makeTempDirSync({ prefix: "sergo-libreoffice-test-" });
-Deno.env.set("TMPDIR", TMP);
-globalThis.addEventListener("unload", () => Deno.removeSync(TMP, { recursive: true }));
+/**
+ * Runs `fn` with a private TMPDIR (Deno.makeTempDir reads it at each call), put back afterwards: the copy
+ * folders and LibreOffice processes it counts are its own, never another test's or program's on the machine.
+ */
+async function inPrivateTmp(fn: (tmp: string) => Promise<void>): Promise<void> {
+  await using tmp = await tempDir("sergo-libreoffice-test-");
+  const before = Deno.env.get("TMPDIR");
+  Deno.env.set("TMPDIR", tmp.path);
+  try {
+    await fn(tmp.path);
+  } finally {
+    if (before === undefined) Deno.env.delete("TMPDIR");
+    else Deno.env.set("TMPDIR", before);
+  }
+}
 
-function tempCopyDirs(): string[] {
-  return [...Deno.readDirSync(TMP)].filter((entry) => entry.name.startsWith("sergo-pdf-copy-"))
+function tempCopyDirs(tmp: string): string[] {
+  return [...Deno.readDirSync(tmp)].filter((entry) => entry.name.startsWith("sergo-pdf-copy-"))
     .map((entry) => entry.name);
 }
 
-/** Live (not zombie) processes whose command line mentions a copy folder of this file, from `ps`. */
-async function liveCopyProcesses(): Promise<string[]> {
+/** Live (not zombie) processes whose command line mentions a copy folder in `tmp`, from `ps`. */
+async function liveCopyProcesses(tmp: string): Promise<string[]> {
   const out = await new Deno.Command("ps", { args: ["-eo", "stat=,args="], stdout: "piped" }).output();
   return new TextDecoder().decode(out.stdout).split("\n")
-    .filter((line) => line.includes(`${TMP}/sergo-pdf-copy-`) && !line.trim().startsWith("Z"));
+    .filter((line) => line.includes(`${tmp}/sergo-pdf-copy-`) && !line.trim().startsWith("Z"));
 }
 
 Deno.test("converterAvailable names the installed LibreOffice's version", async () => {
@@ -76,13 +86,14 @@ Deno.test({
     const pptx = await Deno.readFile(`${CORPUS}/pptx/markitdown-test-deck-chart-table.pptx`);
     const slides = slideCount(pptx);
     assert.equal(slides, 6);
-    const before = tempCopyDirs().length;
-    const pdf = await convertToPdf(pptx, "pptx");
-    assert.equal(await checkCopy("pptx", slides, pdf), 6);
-    assert.equal(tempCopyDirs().length, before, "temporary folders are removed");
-    const texts = (await extractPdf(pdf)).pages.map((page) => page.text);
-    assert.equal(texts.length, 6);
-    assert.ok(texts.join(" ").length > 100);
+    await inPrivateTmp(async (tmp) => {
+      const pdf = await convertToPdf(pptx, "pptx");
+      assert.equal(await checkCopy("pptx", slides, pdf), 6);
+      assert.deepEqual(tempCopyDirs(tmp), [], "temporary folders are removed");
+      const texts = (await extractPdf(pdf)).pages.map((page) => page.text);
+      assert.equal(texts.length, 6);
+      assert.ok(texts.join(" ").length > 100);
+    });
   },
 });
 
@@ -150,14 +161,15 @@ Deno.test({
   name: "a conversion past its time limit is stopped, leaves no LibreOffice running and no temporary folder",
   async fn() {
     await needs("soffice");
-    const before = tempCopyDirs().length;
     const bytes = await Deno.readFile(`${CORPUS}/pptx/apache-performance-tuning-notes.pptx`);
-    await assert.rejects(convertToPdf(bytes, "pptx", { timeoutMs: 1500 }), {
-      name: "PdfCopyError",
-      message: "LibreOffice took longer than 1500 ms to copy the pptx file to PDF",
+    await inPrivateTmp(async (tmp) => {
+      await assert.rejects(convertToPdf(bytes, "pptx", { timeoutMs: 1500 }), {
+        name: "PdfCopyError",
+        message: "LibreOffice took longer than 1500 ms to copy the pptx file to PDF",
+      });
+      assert.deepEqual(tempCopyDirs(tmp), []);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      assert.deepEqual(await liveCopyProcesses(tmp), []);
     });
-    assert.equal(tempCopyDirs().length, before);
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    assert.deepEqual(await liveCopyProcesses(), []);
   },
 });

@@ -86,6 +86,12 @@ export interface PostgresStoreOptions {
   pollMs?: number;
   /** How long to wait for a connection, in seconds. Default 10. */
   connectTimeoutSeconds?: number;
+  /**
+   * Whether to copy the log locally and follow it (default true). False for a
+   * command that only walks the chain in the database (`log verify`): reads
+   * then see nothing, appends still work.
+   */
+  follow?: boolean;
 }
 
 interface Pending {
@@ -158,7 +164,7 @@ export async function openPostgresStore(
     options,
   );
   try {
-    await store.start();
+    if (options.follow !== false) await store.start();
   } catch (error) {
     await store.close().catch(() => {});
     throw error;
@@ -181,6 +187,7 @@ export class PostgresEventStore implements EventStore {
   #transactions = 0;
   #poll: ReturnType<typeof setInterval> | null = null;
   #unlisten: (() => Promise<void>) | null = null;
+  #lastFailure: { at: number; message: string } | null = null;
 
   /** Wraps an open connection pool and local copy; prefer {@linkcode openPostgresStore}. */
   constructor(sql: Sql, cache: DatabaseSync, options: PostgresStoreOptions) {
@@ -343,8 +350,10 @@ export class PostgresEventStore implements EventStore {
         return results;
       });
       this.#transactions++;
+      this.#lastFailure = null;
     } catch (error) {
       const failure = new DatabaseUnavailableError(`Cannot append: ${reason(error)}`);
+      this.#lastFailure = { at: Date.now(), message: failure.message };
       for (const item of batch) item.reject(failure);
       return;
     }
@@ -394,11 +403,12 @@ export class PostgresEventStore implements EventStore {
         FROM sergo_events WHERE position > ${from} ORDER BY position LIMIT 2000`;
       if (rows.length === 0 || this.#closed) return;
       const insert = this.#cache.prepare(
-        `INSERT INTO events (position, stream, stream_version, type, schema_version, data, metadata, prev_hash, hash)
+        // OR IGNORE: a CLI command sharing the data directory may have copied the same rows first.
+        `INSERT OR IGNORE INTO events (position, stream, stream_version, type, schema_version, data, metadata, prev_hash, hash)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       );
       const upsertStream = this.#cache.prepare(
-        "INSERT INTO streams (stream, version) VALUES (?, ?) ON CONFLICT (stream) DO UPDATE SET version = excluded.version",
+        "INSERT INTO streams (stream, version) VALUES (?, ?) ON CONFLICT (stream) DO UPDATE SET version = max(version, excluded.version)",
       );
       this.#cache.exec("BEGIN IMMEDIATE");
       try {
@@ -448,6 +458,12 @@ export class PostgresEventStore implements EventStore {
   /** The head of this replica's copy of the log (what it has read from the database). */
   head(): LogHead {
     return this.#localHead();
+  }
+
+  /** Whether the last append reached the database, for `/healthz` (the SQLite store's writer status). */
+  writerStatus(): { ok: boolean; waitingMs: number; problem?: string } {
+    if (this.#lastFailure === null) return { ok: true, waitingMs: 0 };
+    return { ok: false, waitingMs: 0, problem: this.#lastFailure.message };
   }
 
   /** How many append transactions this store has committed (group commit makes it fewer than appends). */

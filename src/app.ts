@@ -9,10 +9,12 @@ import { join } from "node:path";
 import type { DatabaseSync } from "node:sqlite";
 import type { AppendOptions, AppendResult, LogHead } from "../events/store.ts";
 import { openSqliteStore, type SqliteEventStore } from "../events/sqlite_store.ts";
+import { openPostgresStore, type PostgresEventStore } from "../events/postgres_store.ts";
 import type { RecordedEvent, SergoEvent } from "../events/types.ts";
 import { ALL_PROJECTIONS } from "../projections/all.ts";
 import { openProjector, type Projector, type ProjectorOptions } from "../projections/projector.ts";
-import { BlobStore } from "./blob_store.ts";
+import { type Blobs, BlobStore } from "./blob_store.ts";
+import { openPostgresBlobStore, type PostgresBlobStore } from "./postgres_blob_store.ts";
 
 /** Options of {@linkcode openApp}. */
 export interface AppOptions {
@@ -24,12 +26,33 @@ export interface AppOptions {
   writer?: "inline" | "thread";
   /** How long an append waits for the writer thread before it fails, in ms (default 30 s). */
   writerTimeoutMs?: number;
+  /**
+   * The shared log in PostgreSQL (`SERGO_DATABASE_URL`); unset, the SQLite log
+   * in the data directory. The projections stay in the data directory either way.
+   */
+  databaseUrl?: string | null;
+}
+
+/** The event log of an open data directory: the embedded SQLite log or the shared PostgreSQL one. */
+export type AppEventStore = SqliteEventStore | PostgresEventStore;
+
+/**
+ * Opens the log: with a database URL, the shared log in PostgreSQL (its local
+ * copy, `log-cache.db`, in the data directory); else `events.db` there.
+ */
+export async function openEventStore(dataDir: string, options: AppOptions = {}): Promise<AppEventStore> {
+  const paths = dataPaths(dataDir);
+  if (options.databaseUrl) return await openPostgresStore(options.databaseUrl, { cachePath: paths.logCache });
+  return openSqliteStore(paths.events, { writer: options.writer, writerTimeoutMs: options.writerTimeoutMs });
 }
 
 /** Paths inside a data directory. */
-export function dataPaths(dataDir: string): { events: string; projections: string; blobs: string } {
+export function dataPaths(
+  dataDir: string,
+): { events: string; logCache: string; projections: string; blobs: string } {
   return {
     events: join(dataDir, "events.db"),
+    logCache: join(dataDir, "log-cache.db"),
     projections: join(dataDir, "projections.db"),
     blobs: join(dataDir, "blobs"),
   };
@@ -39,18 +62,36 @@ export function dataPaths(dataDir: string): { events: string; projections: strin
 export async function openApp(dataDir: string, options: AppOptions = {}): Promise<SergoApp> {
   await Deno.mkdir(dataDir, { recursive: true });
   const paths = dataPaths(dataDir);
-  const store = openSqliteStore(paths.events, {
-    writer: options.writer,
-    writerTimeoutMs: options.writerTimeoutMs,
-  });
-  const projector = openProjector(paths.projections, ALL_PROJECTIONS, { onProgress: options.onProgress });
-  const app = new SergoApp(
-    dataDir,
-    store,
-    projector,
-    new BlobStore(paths.blobs),
-    options.now ?? (() => new Date()),
-  );
+  const store = await openEventStore(dataDir, options);
+  let projector: Projector;
+  try {
+    projector = openProjector(paths.projections, ALL_PROJECTIONS, { onProgress: options.onProgress });
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+  const projected = projector.position, head = store.head().position;
+  if (projected > head) {
+    // Projections of another log (say, the embedded one before SERGO_DATABASE_URL was set) would lie.
+    projector.close();
+    await store.close();
+    throw new Error(
+      `The projections in "${paths.projections}" are at event ${projected}, past the log's head ` +
+        `(${head}): they were built from another log; remove the file to rebuild it`,
+    );
+  }
+  let blobs: Blobs;
+  try {
+    // Shared blobs live beside the shared log; upload files wait in the data directory's blobs/tmp.
+    blobs = options.databaseUrl
+      ? await openPostgresBlobStore(options.databaseUrl, join(paths.blobs, "tmp"))
+      : new BlobStore(paths.blobs);
+  } catch (error) {
+    projector.close();
+    await store.close();
+    throw error;
+  }
+  const app = new SergoApp(dataDir, store, projector, blobs, options.now ?? (() => new Date()));
   app.catchUp();
   return app;
 }
@@ -68,9 +109,9 @@ export class SergoApp {
   /** Wraps an opened store and projector; prefer {@linkcode openApp}. */
   constructor(
     readonly dataDir: string,
-    readonly store: SqliteEventStore,
+    readonly store: AppEventStore,
     readonly projector: Projector,
-    readonly blobs: BlobStore,
+    readonly blobs: Blobs,
     readonly now: () => Date,
   ) {
     this.#seen = projector.position;
@@ -207,6 +248,7 @@ export class SergoApp {
     this.settle();
     this.#unsubscribe();
     await this.store.close();
+    await (this.blobs as Partial<PostgresBlobStore>).close?.();
     this.projector.close();
   }
 }

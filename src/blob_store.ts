@@ -8,8 +8,26 @@
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 
+/**
+ * The shared blobs (originals, PDF copies) as the domain and workers use
+ * them: on disk ({@linkcode BlobStore}) or in PostgreSQL
+ * (`src/postgres_blob_store.ts`), content-addressed by sha256 either way.
+ */
+export interface Blobs {
+  /** Whether the blob exists. */
+  has(sha256: string): Promise<boolean>;
+  /** Reads a blob's bytes. */
+  read(sha256: string): Promise<Uint8Array>;
+  /** Writes bytes and returns their sha256; writing the same bytes twice is harmless. */
+  write(bytes: Uint8Array): Promise<string>;
+  /** Moves a file streamed to {@linkcode Blobs.tempPath} into the store; returns its sha256 and size. */
+  adopt(tempPath: string): Promise<{ sha256: string; size: number }>;
+  /** A temporary path for a file about to be adopted. */
+  tempPath(): Promise<string>;
+}
+
 /** Where blobs live and how they are named. */
-export class BlobStore {
+export class BlobStore implements Blobs {
   /** Creates a store rooted at `root` (created on first write). */
   constructor(readonly root: string) {}
 

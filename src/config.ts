@@ -10,6 +10,8 @@ import { onnxModelFile } from "./search/embedders/onnx.ts";
 export interface Config {
   /** The data directory: events.db, projections.db, blobs/. */
   dataDir: string;
+  /** The shared log in PostgreSQL (`SERGO_DATABASE_URL`); null: the embedded SQLite log in the data directory. */
+  databaseUrl: string | null;
   host: string;
   port: number;
   /** Largest upload in bytes. */
@@ -141,7 +143,10 @@ export function loadConfig(
     throw new ConfigError("Give both --cert and --key for https, or neither");
   }
   const transcribe = loadTranscribeConfig(env);
+  const databaseUrl = env("SERGO_DATABASE_URL") ?? null;
+  if (databaseUrl !== null) checkDatabaseUrl(databaseUrl);
   return {
+    databaseUrl,
     oauth: onOff("SERGO_OAUTH", env("SERGO_OAUTH") ?? "on"),
     oauthLoopbackClients: onOff("SERGO_OAUTH_LOOPBACK_CLIENTS", env("SERGO_OAUTH_LOOPBACK_CLIENTS") ?? "off"),
     transcribe,
@@ -158,6 +163,26 @@ export function loadConfig(
     keyFile,
     embeddings: embeddingsConfig(env),
   };
+}
+
+/**
+ * Checks the shape of `SERGO_DATABASE_URL`; the message never repeats the
+ * value, which may hold a password.
+ */
+function checkDatabaseUrl(raw: string): void {
+  let url: URL | null = null;
+  try {
+    url = new URL(raw);
+  } catch {
+    // Reported below.
+  }
+  const ok = url !== null && (url.protocol === "postgres:" || url.protocol === "postgresql:") &&
+    (url.hostname !== "" || url.searchParams.has("host")) && url.pathname.length > 1;
+  if (!ok) {
+    throw new ConfigError(
+      "SERGO_DATABASE_URL must be a PostgreSQL URL such as postgres://user:password@host:5432/sergo",
+    );
+  }
 }
 
 function embeddingsConfig(env: Environment): EmbeddingsConfig | null {

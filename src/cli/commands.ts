@@ -15,6 +15,7 @@ import { ALL_PROJECTIONS } from "../../projections/all.ts";
 import { removeDatabase, replayInto } from "../../projections/replay.ts";
 import { lockForReplay } from "./data_lock.ts";
 import { openSqliteStore } from "../../events/sqlite_store.ts";
+import { openPostgresStore } from "../../events/postgres_store.ts";
 import { dataPaths, openApp, type SergoApp } from "../app.ts";
 import { ConfigError, loadConfig } from "../config.ts";
 import { DomainError } from "../domain/errors.ts";
@@ -56,6 +57,8 @@ export interface CommandContext {
   args: string[];
   /** Opens the data directory (projections brought up to date). */
   open(): Promise<SergoApp>;
+  /** The shared log's URL (`SERGO_DATABASE_URL`), or null for the data directory's own log. */
+  databaseUrl: string | null;
 }
 
 /** Shows progress on stderr when it is a terminal. */
@@ -93,11 +96,15 @@ const core: Record<string, Command> = {
       "Rebuilds every projection from the whole log into a fresh file, swaps it in, and prints the digest.",
     async run(_parsed, context) {
       const paths = dataPaths(context.dataDir);
-      await Deno.stat(paths.events).catch(() => {
-        throw new UsageError(`No event log at "${paths.events}"`);
-      });
+      if (!context.databaseUrl) {
+        await Deno.stat(paths.events).catch(() => {
+          throw new UsageError(`No event log at "${paths.events}"`);
+        });
+      }
       using _lock = lockForReplay(context.dataDir);
-      const store = openSqliteStore(paths.events);
+      const store = context.databaseUrl
+        ? await openPostgresStore(context.databaseUrl, { cachePath: paths.logCache })
+        : openSqliteStore(paths.events);
       const started = performance.now();
       try {
         const { digest, events } = await replayInto(store, paths.projections, {
@@ -131,12 +138,17 @@ const core: Record<string, Command> = {
       "Walks the hash chain of the event log and prints the head, or the first position that does not verify.",
     async run(_parsed, context) {
       const paths = dataPaths(context.dataDir);
-      await Deno.stat(paths.events).catch(() => {
-        throw new UsageError(`No event log at "${paths.events}"`);
-      });
-      const store = openSqliteStore(paths.events);
+      if (!context.databaseUrl) {
+        await Deno.stat(paths.events).catch(() => {
+          throw new UsageError(`No event log at "${paths.events}"`);
+        });
+      }
+      // On PostgreSQL the chain is walked in the database itself, not in the local copy.
+      const store = context.databaseUrl
+        ? await openPostgresStore(context.databaseUrl, { follow: false })
+        : openSqliteStore(paths.events);
       try {
-        const verdict = store.verify();
+        const verdict = await store.verify();
         if (verdict.ok) {
           console.log(`ok: ${verdict.count} events, head ${verdict.head.position} ${verdict.head.hash}`);
           return 0;
@@ -468,7 +480,8 @@ export async function runCommand(args: string[]): Promise<number> {
     return await command.run(parsed, {
       dataDir: config.dataDir,
       args: rest,
-      open: () => openApp(config.dataDir),
+      open: () => openApp(config.dataDir, { databaseUrl: config.databaseUrl }),
+      databaseUrl: config.databaseUrl,
     });
   } catch (error) {
     if (error instanceof UsageError || error instanceof ConfigError || error instanceof DomainError) {

@@ -71,7 +71,7 @@ export const extraCommands: Record<string, Command> = {
       const variable = requireFlag(parsed, "key-env", extraCommands["mcp-stdio"]!);
       const value = Deno.env.get(variable);
       if (!value) throw new UsageError(`The environment variable ${variable} is not set`);
-      const app = await openApp(context.dataDir);
+      const app = await openApp(context.dataDir, { databaseUrl: context.databaseUrl });
       app.watch(250);
       try {
         const { createServices } = await import("../services.ts");
@@ -172,7 +172,7 @@ export const extraCommands: Record<string, Command> = {
         !(arg === "--data" || arg.startsWith("--data=") || all[i - 1] === "--data")
       );
       const needsData = ["export", "public-key"].includes(args[0] ?? "");
-      const app = needsData ? await openApp(context.dataDir) : null;
+      const app = needsData ? await openApp(context.dataDir, { databaseUrl: context.databaseUrl }) : null;
       try {
         return await auditCommand(args, {
           dataDir: context.dataDir,

@@ -95,6 +95,7 @@ async function startLocked(
 ): Promise<RunningServer> {
   const { started, lock } = options;
   const app = await openApp(config.dataDir, {
+    databaseUrl: config.databaseUrl,
     now: options.now,
     writer: "thread",
     onProgress: (position, head) => progress(`rebuilding projections: ${position}/${head} events`),

@@ -6,7 +6,7 @@
  */
 import { Buffer } from "node:buffer";
 import Busboy from "busboy";
-import type { BlobStore } from "../blob_store.ts";
+import type { Blobs } from "../blob_store.ts";
 import { DomainError } from "../domain/errors.ts";
 import { arriving, UPLOAD_IDLE_MS } from "./read_body.ts";
 
@@ -71,7 +71,7 @@ function tooLarge(limit: number): DomainError {
 export async function streamUploads(
   request: Request,
   url: URL,
-  blobs: BlobStore,
+  blobs: Blobs,
   maxBytes: number,
   idleMs: number = UPLOAD_IDLE_MS,
 ): Promise<Uploads> {
@@ -121,7 +121,7 @@ export async function streamUploads(
 
 async function streamMultipart(
   request: Request,
-  blobs: BlobStore,
+  blobs: Blobs,
   maxBytes: number,
   idleMs: number,
 ): Promise<Uploads> {

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { BlobStore } from "../blob_store.ts";
+import { type Blobs, BlobStore } from "../blob_store.ts";
 import type { RenderPool } from "./render_pool.ts";
 import { PAGE_DPI, PageRenderError } from "./render_png.ts";
 
@@ -26,16 +26,19 @@ export function pageViewKey(sourceSha256: string, page: number, format: PageView
 
 /** Draws pages of stored PDFs through a render pool, with a blob cache in front. */
 export class PageViews {
-  readonly #blobs: BlobStore;
+  readonly #blobs: Blobs;
   readonly #pool: RenderPool;
   readonly #cache: BlobStore;
   readonly #inFlight = new Map<string, Promise<Uint8Array>>();
 
   /** Reads sources from `blobs`, draws with `pool`, caches in `options.cache` (default `blobs`). */
-  constructor(blobs: BlobStore, pool: RenderPool, options: PageViewsOptions = {}) {
+  constructor(blobs: Blobs, pool: RenderPool, options: PageViewsOptions = {}) {
     this.#blobs = blobs;
     this.#pool = pool;
-    this.#cache = options.cache ?? blobs;
+    if (!options.cache && !(blobs instanceof BlobStore)) {
+      throw new Error("Page views of shared blobs need a local cache");
+    }
+    this.#cache = options.cache ?? (blobs as BlobStore);
   }
 
   /**

@@ -6,12 +6,13 @@
  *
  * @module
  */
+import assert from "node:assert/strict";
 import type { EventStore } from "../../events/store.ts";
-import type { SqliteEventStore } from "../../events/sqlite_store.ts";
+import type { AppEventStore } from "../../src/app.ts";
 import type { CanRead, SergoEvent } from "../../events/types.ts";
 import { getAgentKey } from "../../projections/key_scopes.ts";
 import { openApp, type SergoApp } from "../../src/app.ts";
-import type { BlobStore } from "../../src/blob_store.ts";
+import { BlobStore } from "../../src/blob_store.ts";
 import { uploadFile } from "../../src/domain/documents.ts";
 import { createFolder } from "../../src/domain/folders.ts";
 import { changeAgentKey, createAgentKey } from "../../src/domain/keys.ts";
@@ -56,7 +57,7 @@ export class Fixture {
     return this.app.db;
   }
 
-  get store(): SqliteEventStore {
+  get store(): AppEventStore {
     return this.app.store;
   }
 
@@ -65,6 +66,8 @@ export class Fixture {
   }
 
   get blobs(): BlobStore {
+    // The fixture's data directory keeps its blobs on disk.
+    assert.ok(this.app.blobs instanceof BlobStore);
     return this.app.blobs;
   }
 

@@ -8,6 +8,7 @@
  * being read and for pages without text.
  */
 import assert from "node:assert/strict";
+import type { BlobStore } from "../../src/blob_store.ts";
 import { PDFDocument, StandardFonts } from "pdf-lib";
 import { createCanvas, loadImage } from "@napi-rs/canvas";
 import { Buffer } from "node:buffer";
@@ -306,7 +307,7 @@ Deno.test({
           const row = s.document(id);
           const sha = row.type === "pdf" ? row.sha256 : row.pdf_copy_sha256!;
           assert.ok(sha, `${row.name} has a PDF to draw from (copy: ${row.pdf_copy_status})`);
-          const pdfPath = s.server.app.blobs.path(sha);
+          const pdfPath = (s.server.app.blobs as BlobStore).path(sha);
           const poppler = [];
           for (let page = 1; page <= pages; page++) poppler.push(await pdftoppmPng(pdfPath, page));
           const grids = await Promise.all(poppler.map(brightnessGrid));

@@ -6,6 +6,7 @@
  * headings above the text, search repeats no excerpt, replay gives the same
  * pages, and a copy made again places the text by new events.
  */
+import type { BlobStore } from "../../src/blob_store.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
@@ -153,7 +154,7 @@ Deno.test({
       db: app.db,
       store: app.store,
       settings: { rateLimitPerSecond: 100_000, rateLimitBurst: 100_000 },
-      pageViews: new PageViews(app.blobs, renderPool),
+      pageViews: new PageViews(app.blobs as BlobStore, renderPool),
     });
     const tool: Tool = (name, args) => callTool(endpoint, key.value, name, args);
     const handbook = docs.get("doj-chapter13-trustee-handbook-long.docx")!.document_id;

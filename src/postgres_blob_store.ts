@@ -1,0 +1,184 @@
+/**
+ * Blobs (originals, PDF copies) in PostgreSQL, shared by every replica on one
+ * database: content-addressed by sha256 as on disk, stored in 1 MiB chunks so
+ * that a large upload is streamed from its temporary file to the database and
+ * never sits whole in memory. A blob's row and all its chunks are written in
+ * one transaction, so a blob is either complete or absent; two replicas adopting
+ * the same bytes at once write them once (the second waits on the first's row
+ * and then finds it there). Page renders stay in each replica's local cache.
+ *
+ * @module
+ */
+import { createHash } from "node:crypto";
+import { join } from "node:path";
+import postgres from "postgres";
+import type { Blobs } from "./blob_store.ts";
+
+/** The size of one stored chunk. */
+export const BLOB_CHUNK_BYTES = 1024 * 1024;
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS sergo_blobs (
+  sha256 text PRIMARY KEY CHECK (sha256 ~ '^[0-9a-f]{64}$'),
+  size bigint NOT NULL,
+  chunks integer NOT NULL
+);
+CREATE TABLE IF NOT EXISTS sergo_blob_chunks (
+  sha256 text NOT NULL REFERENCES sergo_blobs (sha256) ON DELETE CASCADE,
+  seq integer NOT NULL,
+  bytes bytea NOT NULL,
+  PRIMARY KEY (sha256, seq)
+);
+`;
+
+type Sql = postgres.Sql<Record<string, never>>;
+
+function checkName(sha256: string): void {
+  if (!/^[0-9a-f]{64}$/.test(sha256)) throw new Error(`Not a blob name: "${sha256}"`);
+}
+
+/** Opens the blob tables at `url` (creating them if needed); temporary upload files go under `tempRoot`. */
+export async function openPostgresBlobStore(url: string, tempRoot: string): Promise<PostgresBlobStore> {
+  const sql = postgres(url, { max: 2, onnotice: () => {}, connect_timeout: 10 }) as unknown as Sql;
+  try {
+    await sql.begin(async (tx) => {
+      await tx`SELECT pg_advisory_xact_lock(8317402)`;
+      await tx.unsafe(SCHEMA);
+    });
+  } catch (error) {
+    await sql.end({ timeout: 1 }).catch(() => {});
+    throw new Error(`Cannot open the blob store: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  return new PostgresBlobStore(sql, tempRoot);
+}
+
+/** Blobs in PostgreSQL; see the module documentation. */
+export class PostgresBlobStore implements Blobs {
+  readonly #sql: Sql;
+  readonly #tempRoot: string;
+
+  /** Wraps an open pool; prefer {@linkcode openPostgresBlobStore}. */
+  constructor(sql: Sql, tempRoot: string) {
+    this.#sql = sql;
+    this.#tempRoot = tempRoot;
+  }
+
+  async has(sha256: string): Promise<boolean> {
+    checkName(sha256);
+    const rows = await this.#sql`SELECT 1 FROM sergo_blobs WHERE sha256 = ${sha256}`;
+    return rows.length > 0;
+  }
+
+  /** The blob's size in bytes, or null when there is none. */
+  async size(sha256: string): Promise<number | null> {
+    checkName(sha256);
+    const [row] = await this.#sql<{ size: string }[]>`SELECT size FROM sergo_blobs WHERE sha256 = ${sha256}`;
+    return row ? Number(row.size) : null;
+  }
+
+  async read(sha256: string): Promise<Uint8Array> {
+    checkName(sha256);
+    const [blob] = await this.#sql<{ size: string; chunks: number }[]>`
+      SELECT size, chunks FROM sergo_blobs WHERE sha256 = ${sha256}`;
+    if (!blob) throw new Deno.errors.NotFound(`No blob ${sha256}`);
+    const out = new Uint8Array(Number(blob.size));
+    let offset = 0;
+    for await (const chunk of this.chunks(sha256)) {
+      out.set(chunk, offset);
+      offset += chunk.byteLength;
+    }
+    if (offset !== out.byteLength) throw new Error(`Blob ${sha256} is incomplete in the database`);
+    return out;
+  }
+
+  /** The blob's bytes chunk by chunk, one chunk in memory at a time. */
+  async *chunks(sha256: string): AsyncIterable<Uint8Array> {
+    checkName(sha256);
+    const [blob] = await this.#sql<
+      { chunks: number }[]
+    >`SELECT chunks FROM sergo_blobs WHERE sha256 = ${sha256}`;
+    if (!blob) throw new Deno.errors.NotFound(`No blob ${sha256}`);
+    for (let seq = 0; seq < blob.chunks; seq++) {
+      const [row] = await this.#sql<{ bytes: Uint8Array }[]>`
+        SELECT bytes FROM sergo_blob_chunks WHERE sha256 = ${sha256} AND seq = ${seq}`;
+      if (!row) throw new Error(`Blob ${sha256} is missing chunk ${seq} in the database`);
+      yield new Uint8Array(row.bytes);
+    }
+  }
+
+  async write(bytes: Uint8Array): Promise<string> {
+    const sha256 = createHash("sha256").update(bytes).digest("hex");
+    await this.#store(sha256, bytes.byteLength, async function* () {
+      for (let i = 0; i < bytes.byteLength; i += BLOB_CHUNK_BYTES) {
+        yield bytes.subarray(i, i + BLOB_CHUNK_BYTES);
+      }
+    });
+    return sha256;
+  }
+
+  /**
+   * Stores a file streamed to disk (an upload), hashing it in a first pass and
+   * copying it chunk by chunk in a second, then removes the file.
+   */
+  async adopt(tempPath: string): Promise<{ sha256: string; size: number }> {
+    const hash = createHash("sha256");
+    let size = 0;
+    {
+      using file = await Deno.open(tempPath, { read: true });
+      for await (const chunk of file.readable) {
+        hash.update(chunk);
+        size += chunk.byteLength;
+      }
+    }
+    const sha256 = hash.digest("hex");
+    await this.#store(sha256, size, () => fileChunks(tempPath));
+    await Deno.remove(tempPath).catch(() => {});
+    return { sha256, size };
+  }
+
+  async tempPath(): Promise<string> {
+    await Deno.mkdir(this.#tempRoot, { recursive: true });
+    return join(this.#tempRoot, crypto.randomUUID());
+  }
+
+  /** Writes the blob's row and chunks in one transaction, unless it is stored already. */
+  async #store(sha256: string, size: number, chunks: () => AsyncIterable<Uint8Array>): Promise<void> {
+    const count = Math.ceil(size / BLOB_CHUNK_BYTES);
+    await this.#sql.begin(async (tx) => {
+      const inserted = await tx`
+        INSERT INTO sergo_blobs (sha256, size, chunks) VALUES (${sha256}, ${size}, ${count})
+        ON CONFLICT DO NOTHING`;
+      if (inserted.count === 0) return; // the same bytes are there already
+      let seq = 0;
+      for await (const chunk of chunks()) {
+        await tx`INSERT INTO sergo_blob_chunks (sha256, seq, bytes) VALUES (${sha256}, ${seq}, ${chunk})`;
+        seq++;
+      }
+      if (seq !== count) {
+        throw new Error(`The file changed while it was stored (${seq} chunks, not ${count})`);
+      }
+    });
+  }
+
+  /** Closes the pool. */
+  async close(): Promise<void> {
+    await this.#sql.end({ timeout: 5 });
+  }
+}
+
+/** A file's bytes in chunks of exactly {@linkcode BLOB_CHUNK_BYTES} (the last one shorter). */
+async function* fileChunks(path: string): AsyncIterable<Uint8Array> {
+  using file = await Deno.open(path, { read: true });
+  const buffer = new Uint8Array(BLOB_CHUNK_BYTES);
+  for (;;) {
+    let filled = 0;
+    while (filled < BLOB_CHUNK_BYTES) {
+      const n = await file.read(buffer.subarray(filled));
+      if (n === null) break;
+      filled += n;
+    }
+    if (filled === 0) return;
+    yield buffer.slice(0, filled);
+    if (filled < BLOB_CHUNK_BYTES) return;
+  }
+}

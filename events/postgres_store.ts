@@ -485,6 +485,57 @@ export class PostgresEventStore implements EventStore {
     return rows.map((row) => parseStoredRow(row));
   }
 
+  /** The head of the log in the database (not the local copy). */
+  async databaseHead(): Promise<LogHead> {
+    const [row] = await this.#sql<{ position: bigint; hash: string }[]>`
+      SELECT position, hash FROM sergo_log_head WHERE id = 1`;
+    return { position: Number(row!.position), hash: row!.hash };
+  }
+
+  /**
+   * Appends stored rows as they are (positions, hashes and the exact JSON
+   * text kept), for `sergo migrate`: in one transaction, only if the first row
+   * follows the database's head (its position and its prev_hash), so an
+   * interrupted copy resumes and a copy onto another log is refused.
+   */
+  async importRows(rows: readonly StoredRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    await this.#sql.begin(async (tx) => {
+      const [head] = await tx<{ position: bigint; hash: string }[]>`
+        SELECT position, hash FROM sergo_log_head WHERE id = 1 FOR UPDATE`;
+      const first = rows[0]!;
+      if (Number(head!.position) !== first.position - 1 || head!.hash !== first.prev_hash) {
+        throw new Error(
+          `event ${first.position} does not follow the database's head (event ${head!.position})`,
+        );
+      }
+      const columns = [
+        "position",
+        "stream",
+        "stream_version",
+        "type",
+        "schema_version",
+        "data",
+        "metadata",
+        "prev_hash",
+        "hash",
+      ] as const;
+      for (let i = 0; i < rows.length; i += 1000) {
+        const slice = rows.slice(i, i + 1000).map((row) => ({ ...row }));
+        await tx`INSERT INTO sergo_events ${tx(slice, columns)}`;
+      }
+      const versions = new Map<string, number>();
+      for (const row of rows) versions.set(row.stream, row.stream_version);
+      for (const [stream, version] of versions) {
+        await tx`INSERT INTO sergo_streams (stream, version) VALUES (${stream}, ${version})
+                 ON CONFLICT (stream) DO UPDATE SET version = excluded.version`;
+      }
+      const last = rows[rows.length - 1]!;
+      await tx`UPDATE sergo_log_head SET position = ${last.position}, hash = ${last.hash} WHERE id = 1`;
+      await tx`SELECT pg_notify(${CHANNEL}, ${String(last.position)})`;
+    });
+  }
+
   /** Walks the whole chain in the database (not the local copy) from the first event. */
   verify(): Promise<ChainVerdict> {
     const sql = this.#sql;

@@ -338,6 +338,13 @@ export class SqliteEventStore implements EventStore {
     return rows.map(parseStoredRow);
   }
 
+  /** Up to `limit` stored rows after `position`, as stored (the JSON text unparsed), for `sergo migrate`. */
+  readRows(position: number, limit: number): StoredRow[] {
+    return this.#db.prepare(
+      "SELECT position, stream, stream_version, type, schema_version, data, metadata, prev_hash, hash FROM events WHERE position > ? ORDER BY position LIMIT ?",
+    ).all(position, limit) as unknown as StoredRow[];
+  }
+
   /** Walks the whole chain from the first event; see {@linkcode verifyRows}. */
   verify(): ChainVerdict {
     const statement = this.#db.prepare(

@@ -121,6 +121,14 @@ export class PostgresBlobStore implements Blobs {
    * copying it chunk by chunk in a second, then removes the file.
    */
   async adopt(tempPath: string): Promise<{ sha256: string; size: number }> {
+    const stored = await this.copyFile(tempPath);
+    await Deno.remove(tempPath).catch(() => {});
+    return stored;
+  }
+
+  /** Stores a file's bytes, chunk by chunk, leaving the file where it is; returns its sha256 and size. */
+  async copyFile(path: string): Promise<{ sha256: string; size: number }> {
+    const tempPath = path;
     const hash = createHash("sha256");
     let size = 0;
     {
@@ -132,7 +140,6 @@ export class PostgresBlobStore implements Blobs {
     }
     const sha256 = hash.digest("hex");
     await this.#store(sha256, size, () => fileChunks(tempPath));
-    await Deno.remove(tempPath).catch(() => {});
     return { sha256, size };
   }
 

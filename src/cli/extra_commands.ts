@@ -17,6 +17,7 @@ import { dataPaths } from "../app.ts";
 import { requireFlag, UsageError } from "./args.ts";
 import type { Command } from "./commands.ts";
 import { progress, progressDone } from "./commands.ts";
+import { migrateCommand } from "./migrate.ts";
 
 async function readSecretLine(prompt: string): Promise<string> {
   if (Deno.stdin.isTerminal()) {
@@ -48,6 +49,7 @@ async function readSecretLine(prompt: string): Promise<string> {
 
 /** The commands defined here. */
 export const extraCommands: Record<string, Command> = {
+  "migrate": migrateCommand,
   "serve": {
     usage: "sergo serve [--data DIR] [--host HOST] [--port PORT] [--cert FILE --key FILE]",
     summary: "Serves the console, the API and /mcp; SIGINT or SIGTERM stop it cleanly.",

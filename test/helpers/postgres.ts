@@ -44,7 +44,23 @@ function freePort(): number {
   return port;
 }
 
-async function startCluster(): Promise<Cluster> {
+/** A PostgreSQL cluster of its own, for a test that stops and starts the server. */
+export interface ThrowawayCluster {
+  /** A URL of its `postgres` database (a superuser connection). */
+  adminUrl: string;
+  /** Stops the server at once (`-m immediate`, as a crash would), keeping its files. */
+  stop(): Promise<void>;
+  /** Starts it again on the same port. */
+  start(): Promise<void>;
+  /** Stops it and removes its files. */
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/**
+ * Starts a cluster in a temporary folder (`initdb` as the `postgres` user
+ * when root) on a random loopback port.
+ */
+export async function startThrowawayCluster(): Promise<ThrowawayCluster> {
   const initdb = await needs("initdb");
   const pgCtl = await needs("pg_ctl");
   const root = Deno.uid() === 0;
@@ -53,37 +69,66 @@ async function startCluster(): Promise<Cluster> {
   if (root) await Deno.chown(dir, ...await postgresIds());
   const data = `${dir}/data`;
   await run(initdb, ["-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync"], user);
+  let port = 0;
+  const start = () =>
+    run(pgCtl, [
+      "-D",
+      data,
+      "-l",
+      `${dir}/log`,
+      "-w",
+      "-t",
+      "60",
+      "-o",
+      // Throwaway: no fsync (the tests do not crash the machine), sockets only on loopback and in the folder.
+      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`,
+      "start",
+    ], user);
   for (let attempt = 0;; attempt++) {
-    const port = freePort();
+    port = freePort();
     try {
-      await run(pgCtl, [
-        "-D",
-        data,
-        "-l",
-        `${dir}/log`,
-        "-w",
-        "-t",
-        "60",
-        "-o",
-        // Throwaway: no fsync (the tests do not crash the machine), sockets only on loopback and in the folder.
-        `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`,
-        "start",
-      ], user);
+      await start();
+      break;
     } catch (error) {
       if (attempt < 3) continue; // another process took the port between our check and the start
       throw error;
     }
-    globalThis.addEventListener("unload", () => {
-      const argv = ["-D", data, "-m", "immediate", "stop"];
-      new Deno.Command(user ? "runuser" : pgCtl, {
-        args: user ? ["-u", user, "--", pgCtl, ...argv] : argv,
-        stdout: "null",
-        stderr: "null",
-      }).outputSync();
-      Deno.removeSync(dir, { recursive: true });
-    });
-    return { adminUrl: `postgres://postgres@127.0.0.1:${port}/postgres` };
   }
+  const stopSync = () => {
+    const argv = ["-D", data, "-m", "immediate", "stop"];
+    new Deno.Command(user ? "runuser" : pgCtl, {
+      args: user ? ["-u", user, "--", pgCtl, ...argv] : argv,
+      stdout: "null",
+      stderr: "null",
+    }).outputSync();
+  };
+  let removed = false;
+  const remove = () => {
+    if (removed) return;
+    removed = true;
+    stopSync();
+    Deno.removeSync(dir, { recursive: true });
+  };
+  // Stopped when the test process ends, whatever the tests did.
+  globalThis.addEventListener("unload", remove);
+  return {
+    adminUrl: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    stop: async () => {
+      await run(pgCtl, ["-D", data, "-m", "immediate", "-w", "stop"], user);
+    },
+    start: async () => {
+      await start();
+    },
+    [Symbol.asyncDispose]: () => {
+      globalThis.removeEventListener("unload", remove);
+      remove();
+      return Promise.resolve();
+    },
+  };
+}
+
+function startCluster(): Promise<Cluster> {
+  return startThrowawayCluster();
 }
 
 async function postgresIds(): Promise<[number, number]> {

@@ -229,6 +229,7 @@ export const MODULES: readonly BenchModule[] = [
   },
   { name: "replay", file: "./replay.ts", fn: "benchReplay", rows: () => [] },
   { name: "startup", file: "./startup.ts", fn: "benchStartup", rows: () => [] },
+  { name: "postgres", file: "./postgres.ts", fn: "benchPostgres", rows: () => [] },
   // Last: ten minutes (one with --quick; SOAK_MINUTES sets it) of mixed and hostile traffic.
   { name: "soak", file: "./soak.ts", fn: "benchSoak", rows: () => [] },
 ];

@@ -262,16 +262,25 @@ export class PostgresEventStore implements EventStore {
     let outcomes: Outcome[];
     try {
       outcomes = await this.#sql.begin(async (tx) => {
+        // Lock the chain head first, then read the batch's streams in a statement of their own: under READ
+        // COMMITTED each statement sees what was committed before it began, and only a statement that starts
+        // after the lock is granted sees the last writer's versions (one query with both would not).
+        const names = [...new Set(batch.map((item) => item.stream))];
         const [head] = await tx<{ position: bigint; hash: string }[]>`
           SELECT position, hash FROM sergo_log_head WHERE id = 1 FOR UPDATE`;
+        const [read] = await tx<{ streams: Record<string, number> | null }[]>`
+          SELECT jsonb_object_agg(stream, version) AS streams FROM sergo_streams
+          WHERE stream IN (SELECT jsonb_array_elements_text(${JSON.stringify(names)}::text::jsonb))`;
         let position = Number(head!.position);
         let prevHash = head!.hash;
         const results: Outcome[] = [];
         const rows: Record<string, string | number>[] = [];
+        const versions = new Map<string, number | null>(names.map((name) => [name, null]));
+        for (const [stream, version] of Object.entries(read!.streams ?? {})) versions.set(stream, version);
+        /** Each stream's version before the batch and after it, for the writes below. */
+        const changes = new Map<string, { from: number | null; to: number }>();
         for (const item of batch) {
-          const [found] = await tx<{ version: number }[]>`
-            SELECT version FROM sergo_streams WHERE stream = ${item.stream}`;
-          const current = found?.version ?? null;
+          const current = versions.get(item.stream) ?? null;
           const expected = item.expectedVersion;
           const ok = expected === "any" ||
             (expected === "no_stream" && current === null) ||
@@ -314,20 +323,51 @@ export class PostgresEventStore implements EventStore {
             continue;
           }
           const to = from + item.events.length;
-          // The version check is enforced by SQL too, not only by the read above.
-          const changed = current === null
-            ? await tx`INSERT INTO sergo_streams (stream, version) VALUES (${item.stream}, ${to})
-                       ON CONFLICT DO NOTHING`
-            : await tx`UPDATE sergo_streams SET version = ${to}
-                       WHERE stream = ${item.stream} AND version = ${from}`;
-          if (changed.count !== 1) {
-            results.push({ ok: false, error: new ConcurrencyError(item.stream, expected, current) });
-            continue;
-          }
+          versions.set(item.stream, to);
+          const change = changes.get(item.stream);
+          changes.set(item.stream, { from: change ? change.from : current, to });
           rows.push(...encoded);
           results.push({ ok: true, first: position + 1, streamVersion: to });
           position += encoded.length;
           prevHash = encoded[encoded.length - 1]!.hash as string;
+        }
+        // The versions are enforced by SQL too: an existing stream moves only from the version read, a new
+        // one is only created, and (stream, stream_version) is unique in sergo_events.
+        const moved = [...changes].filter(([, c]) => c.from !== null).map(([stream, c]) => ({
+          stream,
+          ...c,
+        }));
+        const created = [...changes].filter(([, c]) => c.from === null).map(([stream, c]) => ({
+          stream,
+          ...c,
+        }));
+        // The writes go out together (pipelined on the transaction's connection): one round trip.
+        const writes: Promise<unknown>[] = [];
+        if (moved.length > 0) {
+          writes.push(
+            tx`
+              UPDATE sergo_streams s SET version = u."to"
+              FROM jsonb_to_recordset(${JSON.stringify(moved)}::text::jsonb)
+                AS u(stream text, "from" integer, "to" integer)
+              WHERE s.stream = u.stream AND s.version = u."from"`.then((updated) => {
+              if (updated.count !== moved.length) {
+                throw new Error("a stream's version changed during the append");
+              }
+            }),
+          );
+        }
+        if (created.length > 0) {
+          writes.push(
+            tx`
+              INSERT INTO sergo_streams (stream, version)
+              SELECT stream, "to" FROM jsonb_to_recordset(${JSON.stringify(created)}::text::jsonb)
+                AS u(stream text, "to" integer)
+              ON CONFLICT DO NOTHING`.then((inserted) => {
+              if (inserted.count !== created.length) {
+                throw new Error("a stream was created during the append");
+              }
+            }),
+          );
         }
         if (rows.length > 0) {
           const columns = [
@@ -342,11 +382,18 @@ export class PostgresEventStore implements EventStore {
             "hash",
           ];
           for (let i = 0; i < rows.length; i += 1000) {
-            await tx`INSERT INTO sergo_events ${tx(rows.slice(i, i + 1000), columns)}`;
+            writes.push(tx`INSERT INTO sergo_events ${tx(rows.slice(i, i + 1000), columns)}`.then(() => {}));
           }
-          await tx`UPDATE sergo_log_head SET position = ${position}, hash = ${prevHash} WHERE id = 1`;
-          await tx`SELECT pg_notify(${CHANNEL}, ${String(position)})`;
+          writes.push(
+            tx`UPDATE sergo_log_head SET position = ${position}, hash = ${prevHash} WHERE id = 1`.then(
+              () => {},
+            ),
+            tx`SELECT pg_notify(${CHANNEL}, ${String(position)})`.then(() => {}),
+          );
         }
+        const settled = await Promise.allSettled(writes);
+        const failed = settled.find((outcome) => outcome.status === "rejected");
+        if (failed) throw (failed as PromiseRejectedResult).reason;
         return results;
       });
       this.#transactions++;
@@ -357,7 +404,9 @@ export class PostgresEventStore implements EventStore {
       for (const item of batch) item.reject(failure);
       return;
     }
-    // Read-your-writes: the appended events are in the local copy (and told to subscribers) before the appenders continue.
+    // Read-your-writes: the appended events are in the local copy (and told to subscribers) before the
+    // appenders continue. The pull after another replica's events, or after our own when nothing came
+    // between, is one round trip.
     try {
       await this.sync();
     } catch (error) {

@@ -178,6 +178,29 @@ for (const backend of BACKENDS) {
     assert.equal(store.head().position, 0);
     await store.close();
   });
+
+  Deno.test(`${backend.name}: appends to one stream in one group commit follow each other, checked in order`, async () => {
+    await using log = await backend.open();
+    const store = log.store;
+    await store.append("person-a", [personAdded(1)]);
+    const [x, y, z] = await Promise.allSettled([
+      store.append("person-a", [personAdded(2)], { expectedVersion: 1 }),
+      store.append("person-a", [personAdded(3), personAdded(4)], { expectedVersion: 2 }),
+      store.append("person-a", [personAdded(5)], { expectedVersion: 1 }),
+    ]);
+    assert.equal(x.status === "fulfilled" && x.value.streamVersion, 2);
+    assert.equal(y.status === "fulfilled" && y.value.streamVersion, 4);
+    assert.ok(z.status === "rejected" && z.reason instanceof ConcurrencyError);
+    assert.match(String(z.reason), /expected version 1, found version 4/);
+    assert.deepEqual(store.readStream("person-a").map((e) => [e.stream_version, e.position]), [
+      [1, 1],
+      [2, 2],
+      [3, 3],
+      [4, 4],
+    ]);
+    assert.ok((await store.verify()).ok);
+    assert.equal(store.transactions, 2, "the three appends shared one transaction");
+  });
 }
 
 Deno.test("a stored event that does not parse is reported with its position on read", async () => {

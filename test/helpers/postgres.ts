@@ -60,7 +60,7 @@ export interface ThrowawayCluster {
  * Starts a cluster in a temporary folder (`initdb` as the `postgres` user
  * when root) on a random loopback port.
  */
-export async function startThrowawayCluster(): Promise<ThrowawayCluster> {
+export async function startThrowawayCluster(options: { fsync?: boolean } = {}): Promise<ThrowawayCluster> {
   const initdb = await needs("initdb");
   const pgCtl = await needs("pg_ctl");
   const root = Deno.uid() === 0;
@@ -80,8 +80,11 @@ export async function startThrowawayCluster(): Promise<ThrowawayCluster> {
       "-t",
       "60",
       "-o",
-      // Throwaway: no fsync (the tests do not crash the machine), sockets only on loopback and in the folder.
-      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`,
+      // Throwaway: no fsync unless asked (tests do not crash the machine; benchmarks ask for it), sockets
+      // only on loopback and in the folder.
+      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=${
+        options.fsync ? "on" : "off"
+      } -c max_connections=200`,
       "start",
     ], user);
   for (let attempt = 0;; attempt++) {

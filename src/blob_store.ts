@@ -18,6 +18,8 @@ export interface Blobs {
   has(sha256: string): Promise<boolean>;
   /** Reads a blob's bytes. */
   read(sha256: string): Promise<Uint8Array>;
+  /** A blob's bytes as a stream, never whole in memory (downloads). */
+  stream(sha256: string): Promise<ReadableStream<Uint8Array>>;
   /** Writes bytes and returns their sha256; writing the same bytes twice is harmless. */
   write(bytes: Uint8Array): Promise<string>;
   /** Moves a file streamed to {@linkcode Blobs.tempPath} into the store; returns its sha256 and size. */
@@ -50,6 +52,11 @@ export class BlobStore implements Blobs {
   /** Reads a blob's bytes. */
   read(sha256: string): Promise<Uint8Array> {
     return Deno.readFile(this.path(sha256));
+  }
+
+  /** A blob's bytes as a stream from its file. */
+  async stream(sha256: string): Promise<ReadableStream<Uint8Array>> {
+    return (await Deno.open(this.path(sha256), { read: true })).readable;
   }
 
   /** Writes bytes and returns their sha256; writing the same bytes twice is harmless. */

@@ -91,6 +91,22 @@ export class PostgresBlobStore implements Blobs {
     return out;
   }
 
+  /** The blob's bytes as a stream, one chunk read from the database at a time, as the reader pulls. */
+  async stream(sha256: string): Promise<ReadableStream<Uint8Array>> {
+    if (!(await this.has(sha256))) throw new Deno.errors.NotFound(`No blob ${sha256}`);
+    const chunks = this.chunks(sha256)[Symbol.asyncIterator]();
+    return new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        const next = await chunks.next();
+        if (next.done) controller.close();
+        else controller.enqueue(next.value);
+      },
+      async cancel() {
+        await chunks.return?.();
+      },
+    }, { highWaterMark: 1 });
+  }
+
   /** The blob's bytes chunk by chunk, one chunk in memory at a time. */
   async *chunks(sha256: string): AsyncIterable<Uint8Array> {
     checkName(sha256);

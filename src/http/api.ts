@@ -400,8 +400,8 @@ const ROUTES: Route[] = [
     summary: "The file as it was uploaded, byte for byte (Content-Disposition: attachment)",
     handle: async ({ caller, params }, s) => {
       const doc = requireDocument(s.app.db, caller.personId, params.id!);
-      const file = await Deno.open(s.app.blobs.path(doc.sha256), { read: true });
-      return new Response(file.readable, {
+      const body = await s.app.blobs.stream(doc.sha256);
+      return new Response(body, {
         headers: {
           "content-type": "application/octet-stream",
           "content-length": String(doc.size),

@@ -38,6 +38,11 @@ Deno.test("PostgreSQL blobs: a corpus PDF and a 5.5 MiB upload round-trip, named
     assert.deepEqual(adopted, { sha256: createHash("sha256").update(big).digest("hex"), size: big.length });
     await assert.rejects(Deno.stat(temp), Deno.errors.NotFound);
     assert.deepEqual(await blobs.read(adopted.sha256), big);
+    // A download streams it chunk by chunk.
+    assert.deepEqual(
+      new Uint8Array(await new Response(await blobs.stream(adopted.sha256)).arrayBuffer()),
+      big,
+    );
     const sql = postgres(db.url, { max: 1 });
     const rows =
       await sql`SELECT seq, length(bytes) AS n FROM sergo_blob_chunks WHERE sha256 = ${adopted.sha256} ORDER BY seq`;

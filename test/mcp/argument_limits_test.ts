@@ -11,24 +11,31 @@ import { openProjector } from "../../projections/projector.ts";
 import { ALL_PROJECTIONS } from "../../projections/all.ts";
 import { callTool, Fixture } from "./_fixture.ts";
 
-const fixture = await Fixture.open({ writer: "thread" });
-const ava = await fixture.person("Ava Bennett");
-const notes = await fixture.folder(ava, "Notes");
-const { value: key } = await fixture.agentKey(ava, "notes", "Ava's notes.", {
-  folders: [notes],
-  documents: [],
-});
-const endpoint = createMcpEndpoint({
-  db: fixture.db,
-  store: fixture.store,
-  settings: { rateLimitPerSecond: 10_000 },
-});
-
-function lastAudit() {
-  return fixture.auditEvents().at(-1)!.data;
+/** Each test's own data: Ava, her folder "Notes" and a key that reads it, over a thread writer. */
+async function openWorld() {
+  const fixture = await Fixture.open({ writer: "thread" });
+  const ava = await fixture.person("Ava Bennett");
+  const notes = await fixture.folder(ava, "Notes");
+  const { value: key } = await fixture.agentKey(ava, "notes", "Ava's notes.", {
+    folders: [notes],
+    documents: [],
+  });
+  const endpoint = createMcpEndpoint({
+    db: fixture.db,
+    store: fixture.store,
+    settings: { rateLimitPerSecond: 10_000 },
+  });
+  return {
+    fixture,
+    ava,
+    key,
+    endpoint,
+    lastAudit: () => fixture.auditEvents().at(-1)!.data,
+    [Symbol.asyncDispose]: () => fixture.dispose(),
+  };
 }
 
-async function diskBytes(): Promise<number> {
+async function diskBytes(fixture: Fixture): Promise<number> {
   let total = 0;
   for await (const entry of Deno.readDir(fixture.dir)) {
     if (entry.isFile) total += (await Deno.stat(join(fixture.dir, entry.name))).size;
@@ -37,8 +44,10 @@ async function diskBytes(): Promise<number> {
 }
 
 Deno.test("a 990 KB query is a tool error naming the cap, and 20 of them add kilobytes to the disk, not 60 MB", async () => {
+  await using world = await openWorld();
+  const { fixture, key, endpoint, lastAudit } = world;
   const query = "quokka ".repeat(141_429).slice(0, 990_000);
-  const before = await diskBytes();
+  const before = await diskBytes(fixture);
   for (let i = 0; i < 20; i++) {
     const result = await callTool(endpoint, key, "search", { query });
     assert.deepEqual(result, {
@@ -52,11 +61,13 @@ Deno.test("a 990 KB query is a tool error naming the cap, and 20 of them add kil
   assert.equal(audit.details.query, query.slice(0, 4_000));
   assert.equal(audit.details.results, 0);
   // Whole, each call wrote its query three times (arguments, details, the audit view): 59 MB.
-  const grown = (await diskBytes()) - before;
+  const grown = (await diskBytes(fixture)) - before;
   assert.ok(grown < 2_000_000, `the data directory grew by ${grown} bytes`);
 });
 
 Deno.test("every other limit answers one sentence naming it; a call within them is answered as before", async () => {
+  await using world = await openWorld();
+  const { key, endpoint, lastAudit } = world;
   const cases: Array<[string, Record<string, unknown>, string]> = [
     [
       "search",
@@ -99,6 +110,8 @@ Deno.test("every other limit answers one sentence naming it; a call within them 
 });
 
 Deno.test("the audit entry keeps only the tool's own arguments, capped; anything else sent is left out", async () => {
+  await using world = await openWorld();
+  const { key, endpoint, lastAudit } = world;
   await callTool(endpoint, key, "search", {
     query: "heat pumps",
     limit: 5,
@@ -113,6 +126,8 @@ Deno.test("the audit entry keeps only the tool's own arguments, capped; anything
 });
 
 Deno.test("a log whose entries kept whole arguments (before the caps) still replays into the audit view", async () => {
+  await using world = await openWorld();
+  const { fixture, ava } = world;
   await fixture.append(`key-old`, [{
     type: "McpCalled",
     data: {
@@ -134,8 +149,4 @@ Deno.test("a log whose entries kept whole arguments (before the caps) still repl
   assert.equal(rebuilt.failure, null);
   assert.equal(rebuilt.position, fixture.store.head().position);
   rebuilt.close();
-});
-
-Deno.test("argument limits: close the fixture", async () => {
-  await fixture.dispose();
 });

@@ -11,33 +11,40 @@ import { join } from "node:path";
 import { createMcpEndpoint } from "../../src/mcp/endpoint.ts";
 import { Fixture, post } from "./_fixture.ts";
 
-const fixture = await Fixture.open({ writer: "thread" });
-const ava = await fixture.person("Ava Bennett");
-const { value: key } = await fixture.agentKey(ava, "everything", "Ava's files.", {
-  folders: [],
-  documents: [],
-});
-const endpoint = createMcpEndpoint({
-  db: fixture.db,
-  store: fixture.store,
-  settings: { rateLimitPerSecond: 10_000, answerTimeoutMs: 300 },
-});
-
-/** The answer, or a failure (not a hang) when none comes within five seconds. */
-async function answer(body: string, headers: Record<string, string> = {}): Promise<[number, string]> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`No answer within 5 s to ${body.slice(0, 100)}`)), 5_000);
+/** Each test's own data: Ava and a key over a thread writer, and `answer` to post to its endpoint. */
+async function openWorld() {
+  const fixture = await Fixture.open({ writer: "thread" });
+  const ava = await fixture.person("Ava Bennett");
+  const { value: key } = await fixture.agentKey(ava, "everything", "Ava's files.", {
+    folders: [],
+    documents: [],
   });
-  try {
-    const response = await Promise.race([post(endpoint, key, body, headers), late]);
-    return [response.status, await response.text()];
-  } finally {
-    clearTimeout(timer);
+  const endpoint = createMcpEndpoint({
+    db: fixture.db,
+    store: fixture.store,
+    settings: { rateLimitPerSecond: 10_000, answerTimeoutMs: 300 },
+  });
+
+  /** The answer, or a failure (not a hang) when none comes within five seconds. */
+  async function answer(body: string, headers: Record<string, string> = {}): Promise<[number, string]> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`No answer within 5 s to ${body.slice(0, 100)}`)), 5_000);
+    });
+    try {
+      const response = await Promise.race([post(endpoint, key, body, headers), late]);
+      return [response.status, await response.text()];
+    } finally {
+      clearTimeout(timer);
+    }
   }
+
+  return { fixture, answer, [Symbol.asyncDispose]: () => fixture.dispose() };
 }
 
 Deno.test("a request whose params is not an object is answered -32600 with its id, at once", async () => {
+  await using world = await openWorld();
+  const { answer } = world;
   for (const params of ["5", '"x"', "[1]", "null", "true"]) {
     for (const method of ["ping", "tools/call", "initialize", "tools/list"]) {
       const [status, text] = await answer(`{"jsonrpc":"2.0","id":1,"method":"${method}","params":${params}}`);
@@ -51,6 +58,8 @@ Deno.test("a request whose params is not an object is answered -32600 with its i
 });
 
 Deno.test("other shapes the SDK drops are answered too: a bad _meta, a request with a result, odd ids", async () => {
+  await using world = await openWorld();
+  const { answer } = world;
   const cases: Array<[string, number, string]> = [
     [
       '{"jsonrpc":"2.0","id":3,"method":"ping","params":{"_meta":5}}',
@@ -117,6 +126,8 @@ Deno.test("other shapes the SDK drops are answered too: a bad _meta, a request w
 });
 
 Deno.test("a request the SDK takes but does not answer in time is answered -32603, and the next one works", async () => {
+  await using world = await openWorld();
+  const { fixture, answer } = world;
   // Another connection holds the log's write lock, so the call's audit entry waits for it.
   const audited = fixture.auditEvents().length;
   const lock = new DatabaseSync(join(fixture.dir, "events.db"));
@@ -151,6 +162,8 @@ function deepCall(id: number, levels: number, open: string, close: string): stri
 }
 
 Deno.test("tool calls nested 3,000 (objects) or 3,600 (arrays) deep are refused alone and freeze nothing", async () => {
+  await using world = await openWorld();
+  const { fixture, answer } = world;
   const before = fixture.auditEvents().length;
   for (let round = 0; round < 3; round++) {
     const answers = await Promise.all([
@@ -179,8 +192,4 @@ Deno.test("tool calls nested 3,000 (objects) or 3,600 (arrays) deep are refused 
   }
   // Only the calls that were answered were audited, and nothing of the refused ones reached the log.
   assert.equal(fixture.auditEvents().length - before, 6);
-});
-
-Deno.test("request shapes: close the fixture", async () => {
-  await fixture.dispose();
 });

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { TASK_PERMISSIONS, tempDir } from "../helpers/temp.ts";
+import { makeLocalhostCertificate } from "../helpers/certificates.ts";
 
 function serve(args: string[]): Deno.ChildProcess {
   return new Deno.Command(Deno.execPath(), {
@@ -57,54 +58,7 @@ Deno.test("serve: a bad setting stops start-up with one clear line", async () =>
 
 Deno.test("serve --cert --key serves https, as clients that take only https URLs need", async () => {
   await using dir = await tempDir();
-  const cert = `${dir.path}/cert.pem`;
-  const key = `${dir.path}/key.pem`;
-  // A test CA and a server certificate signed by it (rustls refuses a CA certificate as the server's own).
-  const ca = `${dir.path}/ca.pem`;
-  const caKey = `${dir.path}/ca-key.pem`;
-  const csr = `${dir.path}/server.csr`;
-  const ext = `${dir.path}/ext.cnf`;
-  await Deno.writeTextFile(ext, "subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\n");
-  for (
-    const args of [
-      [
-        "req",
-        "-x509",
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
-        "-keyout",
-        caKey,
-        "-out",
-        ca,
-        "-days",
-        "1",
-        "-subj",
-        "/CN=Sergo test CA",
-      ],
-      ["req", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", csr, "-subj", "/CN=localhost"],
-      [
-        "x509",
-        "-req",
-        "-in",
-        csr,
-        "-CA",
-        ca,
-        "-CAkey",
-        caKey,
-        "-CAcreateserial",
-        "-out",
-        cert,
-        "-days",
-        "1",
-        "-extfile",
-        ext,
-      ],
-    ]
-  ) {
-    const made = await new Deno.Command("openssl", { args, stdout: "null", stderr: "piped" }).output();
-    assert.equal(made.code, 0, new TextDecoder().decode(made.stderr));
-  }
+  const { ca, cert, key } = await makeLocalhostCertificate(dir.path);
   const child = serve(["--data", `${dir.path}/data`, "--port", "0", "--cert", cert, "--key", key]);
   const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
   let out = "";

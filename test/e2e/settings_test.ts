@@ -15,6 +15,7 @@ import { ProcessingWorker } from "../../src/workers/processing_worker.ts";
 import { searchPassages } from "../../projections/search_index.ts";
 import { CORPUS_DIR } from "../helpers/corpus.ts";
 import { TASK_PERMISSIONS, tempDir } from "../helpers/temp.ts";
+import { makeLocalhostCertificate } from "../helpers/certificates.ts";
 
 const MAIN = new URL("../../main.ts", import.meta.url).pathname;
 const QUERY = "the performance of the system";
@@ -214,49 +215,7 @@ Deno.test("every SERGO_* setting of serve is read from the environment and chang
 
 Deno.test("SERGO_TLS_CERT and SERGO_TLS_KEY serve https", async () => {
   await using dir = await tempDir("sergo-tls-");
-  const [ca, caKey, cert, key, csr, ext] = ["ca.pem", "ca-key.pem", "cert.pem", "key.pem", "s.csr", "ext.cnf"]
-    .map((name) => `${dir.path}/${name}`) as [string, string, string, string, string, string];
-  await Deno.writeTextFile(ext, "subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\n");
-  for (
-    const args of [
-      [
-        "req",
-        "-x509",
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
-        "-keyout",
-        caKey,
-        "-out",
-        ca,
-        "-days",
-        "1",
-        "-subj",
-        "/CN=CA",
-      ],
-      ["req", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", csr, "-subj", "/CN=localhost"],
-      [
-        "x509",
-        "-req",
-        "-in",
-        csr,
-        "-CA",
-        ca,
-        "-CAkey",
-        caKey,
-        "-CAcreateserial",
-        "-out",
-        cert,
-        "-days",
-        "1",
-        "-extfile",
-        ext,
-      ],
-    ]
-  ) {
-    const made = await new Deno.Command("openssl", { args, stdout: "null", stderr: "piped" }).output();
-    assert.equal(made.code, 0, new TextDecoder().decode(made.stderr));
-  }
+  const { ca, cert, key } = await makeLocalhostCertificate(dir.path);
   const server = await started(serve({
     SERGO_DATA: `${dir.path}/data`,
     SERGO_PORT: "0",

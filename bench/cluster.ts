@@ -1,0 +1,407 @@
+/**
+ * A Sergo cluster on one machine: N real `serve` replicas (subprocesses run
+ * with `deno task serve`'s permissions, each with its own data directory, all
+ * on one `SERGO_DATABASE_URL`) behind an HAProxy that checks `/healthz` and
+ * spreads requests round robin. `deno task cluster` runs it for people to try
+ * (with a PostgreSQL of its own unless `SERGO_DATABASE_URL` is given); the
+ * end-to-end tests and benchmarks start it through `startReplicas`
+ * (test/helpers/replicas.ts).
+ *
+ * ```sh
+ * deno task cluster                   # throwaway: everything in a temporary folder, removed on Ctrl-C
+ * deno task cluster --data ./cluster  # kept: PostgreSQL's files and the replicas' data directories
+ * deno task cluster --replicas 2 --port 8788
+ * ```
+ *
+ * HAProxy routes `/setup` (the first-run address, whose token only the replica
+ * that printed it knows) to the first replica, and `/sse*` by the
+ * `Authorization` header, so a legacy SSE session's stream and its messages
+ * reach the same replica; everything else is round robin.
+ *
+ * @module
+ */
+import { join } from "node:path";
+import { needs } from "../test/helpers/dependencies.ts";
+
+/** The flags and environment of `deno task serve` (deno.json), which each replica runs with. */
+const SERVE_PERMISSIONS = [
+  "--allow-read",
+  "--allow-write",
+  "--allow-net",
+  "--allow-env",
+  "--allow-sys",
+  "--allow-ffi",
+  "--allow-run=soffice,libreoffice,prlimit,tesseract,deno",
+];
+const SERVE_ENV = { MALLOC_TRIM_THRESHOLD_: "0", MALLOC_MMAP_THRESHOLD_: "131072" };
+
+const MAIN = new URL("../main.ts", import.meta.url).pathname;
+
+/** How long a replica may take to print its address. */
+const START_MS = 120_000;
+/** How long a replica may take to stop after SIGTERM before it is killed. */
+const STOP_MS = 20_000;
+/** How much of each process's output is kept for error messages. */
+const KEEP_OUTPUT = 64 * 1024;
+
+/** HAProxy's health check: every 250 ms, two failures mark a replica down, two successes up again. */
+const CHECK = "inter 250ms fall 2 rise 2";
+
+/** One `serve` subprocess. */
+export interface Replica {
+  /** 1, 2, …: also its HAProxy server name `r<index>`. */
+  index: number;
+  dataDir: string;
+  /** Its own address (not through HAProxy). */
+  url: string;
+  port: number;
+  /** The first-run address it printed (through HAProxy), when nobody existed at its start. */
+  setupUrl: string | null;
+  /** Milliseconds from start to serving, as the replica printed it. */
+  readyMs: number;
+  /** Whether the process is running (false after `kill`, until `restart`). */
+  running: boolean;
+  /** Everything it printed (the last 64 KiB), for messages. */
+  output(): string;
+}
+
+/** Replicas behind an HAProxy. */
+export interface Replicas {
+  /** HAProxy's address: what clients use. */
+  url: string;
+  replicas: Replica[];
+  /** The database URL the replicas share. */
+  databaseUrl: string;
+  /** Kills replica `index` (SIGKILL unless told: a crash, nothing finished) and waits for it to end. */
+  kill(index: number, signal?: Deno.Signal): Promise<void>;
+  /** Starts replica `index` again on its port and data directory; resolves when it serves. */
+  restart(index: number): Promise<void>;
+  /** HAProxy's view of each replica (`r1` → "UP", "DOWN", …) from its stats socket. */
+  states(): Promise<Record<string, string>>;
+  /** Waits until HAProxy sees replica `index` in `state` ("UP" or "DOWN"). */
+  waitFor(index: number, state: "UP" | "DOWN", timeoutMs?: number): Promise<void>;
+  /** Stops the replicas (SIGTERM, finishing in-flight work), then HAProxy; removes temporary folders. */
+  stop(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/** What to start. */
+export interface ReplicaOptions {
+  databaseUrl: string;
+  /** How many replicas (3). */
+  count?: number;
+  /** HAProxy's port (a free one when 0 or absent). */
+  port?: number;
+  /** HAProxy's listening address (127.0.0.1). */
+  host?: string;
+  /** The replicas' data directories (temporary ones, removed on stop, when absent). */
+  dataDirs?: string[];
+  /** More environment for every replica (e.g. `SERGO_RATE_LIMIT`). */
+  env?: Record<string, string>;
+}
+
+/** A port nobody listens on now. */
+export function freePort(hostname = "127.0.0.1"): number {
+  const listener = Deno.listen({ hostname, port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  return port;
+}
+
+/** A child process whose output is read continuously (so it never blocks on a full pipe) and kept. */
+class Process {
+  readonly child: Deno.ChildProcess;
+  #output = "";
+  #lines: ((line: string) => void)[] = [];
+  readonly done: Promise<Deno.CommandStatus>;
+
+  constructor(command: string, args: string[], env: Record<string, string>) {
+    this.child = new Deno.Command(command, { args, env, stdin: "null", stdout: "piped", stderr: "piped" })
+      .spawn();
+    const read = async (stream: ReadableStream<Uint8Array>) => {
+      let partial = "";
+      const decoder = new TextDecoder();
+      for await (const bytes of stream) {
+        const text = decoder.decode(bytes, { stream: true });
+        this.#output = (this.#output + text).slice(-KEEP_OUTPUT);
+        partial += text;
+        const lines = partial.split("\n");
+        partial = lines.pop()!;
+        for (const line of lines) for (const listener of this.#lines) listener(line);
+      }
+    };
+    const reading = Promise.all([read(this.child.stdout), read(this.child.stderr)]);
+    this.done = this.child.status.then(async (status) => {
+      await reading.catch(() => {});
+      return status;
+    });
+  }
+
+  output(): string {
+    return this.#output;
+  }
+
+  /** Resolves with the first line matching `pattern` (within `ms`); rejects when the process ends first. */
+  waitForLine(pattern: RegExp, ms: number, what: string): Promise<RegExpMatchArray> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        reject(new Error(`${what} did not start within ${ms / 1000} s:\n${this.#output}`));
+      }, ms);
+      const listener = (line: string) => {
+        const match = line.match(pattern);
+        if (match) {
+          clearTimeout(timer);
+          resolve(match);
+        }
+      };
+      this.#lines.push(listener);
+      this.done.then((status) => {
+        clearTimeout(timer);
+        reject(new Error(`${what} ended (exit code ${status.code}) before it served:\n${this.#output}`));
+      });
+    });
+  }
+
+  kill(signal: Deno.Signal): void {
+    try {
+      this.child.kill(signal);
+    } catch { /* already ended */ }
+  }
+
+  /** SIGTERM, then SIGKILL after `ms`. */
+  async stop(ms: number): Promise<void> {
+    this.kill("SIGTERM");
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const ended = await Promise.race([
+      this.done.then(() => true),
+      new Promise<false>((resolve) => timer = setTimeout(resolve, ms, false)),
+    ]);
+    clearTimeout(timer);
+    if (!ended) {
+      this.kill("SIGKILL");
+      await this.done;
+    }
+  }
+}
+
+const SERVING = /^Sergo is serving .* at (https?:\/\/\S+) \(ready in (\d+) ms\)$/;
+const SETUP = /^First run: open (\S+) to create the first person/;
+
+/** The HAProxy configuration for replicas on `ports`. */
+export function haproxyConfig(
+  options: { host: string; port: number; ports: number[]; socket: string },
+): string {
+  const servers = (check: boolean) =>
+    options.ports.map((port, i) => `  server r${i + 1} 127.0.0.1:${port}${check ? " check" : ""}`).join("\n");
+  return `global
+  maxconn 2000
+  stats socket ${options.socket} mode 600 level admin
+
+defaults
+  mode http
+  option http-server-close
+  timeout connect 2s
+  # A client has 10 s to send its request's headers (Deno.serve has no such deadline of its own).
+  timeout http-request 10s
+  timeout http-keep-alive 10s
+  timeout client 120s
+  timeout server 330s
+  timeout tunnel 1h
+  # A replica that refuses the connection (killed, restarting) is tried again on another one; a request
+  # that reached a replica is never sent twice.
+  retries 3
+  option redispatch
+
+frontend sergo
+  bind ${options.host}:${options.port}
+  use_backend setup if { path /setup }
+  use_backend sse if { path /sse } || { path_beg /sse/ }
+  default_backend replicas
+
+backend replicas
+  balance roundrobin
+  option httpchk GET /healthz
+  http-check expect status 200
+  default-server ${CHECK}
+${servers(true)}
+
+# The first-run address's token is known only to the replica that printed it (the first).
+backend setup
+${servers(false).split("\n")[0]}
+
+# A legacy SSE session lives on one replica: its stream and its messages carry the same key.
+backend sse
+  balance hdr(Authorization)
+  hash-type consistent
+  option httpchk GET /healthz
+  http-check expect status 200
+  default-server ${CHECK}
+${servers(true)}
+`;
+}
+
+/** Starts `count` replicas on `databaseUrl` and an HAProxy in front; resolves when all serve. */
+export async function startReplicas(options: ReplicaOptions): Promise<Replicas> {
+  const count = options.count ?? 3;
+  const host = options.host ?? "127.0.0.1";
+  const haproxyPath = await needs("haproxy");
+  const work = await Deno.makeTempDir({ prefix: "sergo-cluster-" });
+  const dataDirs = options.dataDirs ??
+    Array.from({ length: count }, (_, i) => join(work, `replica-${i + 1}`));
+  if (dataDirs.length !== count) throw new Error(`${count} replicas need ${count} data directories`);
+  for (const dir of dataDirs) await Deno.mkdir(dir, { recursive: true });
+  const port = options.port || freePort(host);
+  const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+  const env = {
+    ...SERVE_ENV,
+    NO_COLOR: "1",
+    SERGO_PUBLIC_URL: url,
+    ...(options.env ?? {}),
+    SERGO_DATABASE_URL: options.databaseUrl,
+  };
+  const processes: (Process | null)[] = dataDirs.map(() => null);
+  let haproxy: Process | null = null;
+  let removed = false;
+  const killAll = () => {
+    if (removed) return;
+    removed = true;
+    for (const process of processes) process?.kill("SIGKILL");
+    haproxy?.kill("SIGKILL");
+    try {
+      Deno.removeSync(work, { recursive: true });
+    } catch { /* gone */ }
+  };
+  // Whatever the caller does, nothing outlives the process that started it.
+  globalThis.addEventListener("unload", killAll);
+
+  const replicas: Replica[] = dataDirs.map((dataDir, i) => ({
+    index: i + 1,
+    dataDir,
+    url: "",
+    port: 0,
+    setupUrl: null,
+    readyMs: 0,
+    running: false,
+    output: () => processes[i]?.output() ?? "",
+  }));
+
+  const launch = async (i: number, replicaPort: number) => {
+    const replica = replicas[i]!;
+    const process = new Process(Deno.execPath(), [
+      "run",
+      ...SERVE_PERMISSIONS,
+      MAIN,
+      "serve",
+      "--data",
+      replica.dataDir,
+      "--host",
+      "127.0.0.1",
+      "--port",
+      String(replicaPort),
+    ], env);
+    processes[i] = process;
+    const [, address, ready] = await process.waitForLine(SERVING, START_MS, `replica ${i + 1}`);
+    replica.url = address!;
+    replica.port = Number(new URL(address!).port);
+    replica.readyMs = Number(ready);
+    replica.running = true;
+    // The setup line follows the serving line at once, when there is one (it may come in the next read).
+    replica.setupUrl = null;
+    for (let wait = 0; wait < 10 && !replica.setupUrl; wait++) {
+      replica.setupUrl = process.output().split("\n").map((line) => line.match(SETUP)?.[1]).find(Boolean) ??
+        null;
+      if (!replica.setupUrl) await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  };
+
+  const stop = async () => {
+    globalThis.removeEventListener("unload", killAll);
+    await Promise.all(processes.map((process) => process?.stop(STOP_MS)));
+    await haproxy?.stop(STOP_MS);
+    for (const replica of replicas) replica.running = false;
+    await Deno.remove(work, { recursive: true }).catch(() => {});
+    removed = true;
+  };
+
+  try {
+    // The first replica alone first: on a new database it is the one whose setup address HAProxy serves.
+    await launch(0, 0);
+    await Promise.all(replicas.slice(1).map((_, i) => launch(i + 1, 0)));
+    const socket = join(work, "haproxy.sock");
+    const config = join(work, "haproxy.cfg");
+    await Deno.writeTextFile(
+      config,
+      haproxyConfig({ host, port, ports: replicas.map((replica) => replica.port), socket }),
+    );
+    // -db: in the foreground, so it is our child and ends with us.
+    haproxy = new Process(haproxyPath, ["-db", "-f", config], {});
+    const states = () => haproxyStates(socket);
+    const waitFor = async (index: number, state: "UP" | "DOWN", timeoutMs = 10_000) => {
+      const started = Date.now();
+      for (;;) {
+        const seen = await states().catch(() => ({} as Record<string, string>));
+        if (seen[`r${index}`] === state) return;
+        if (haproxy && await isDone(haproxy)) throw new Error(`HAProxy ended:\n${haproxy.output()}`);
+        if (Date.now() - started > timeoutMs) {
+          throw new Error(`HAProxy did not see replica ${index} ${state} within ${timeoutMs / 1000} s`);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    };
+    for (const replica of replicas) await waitFor(replica.index, "UP", 20_000);
+    return {
+      url,
+      replicas,
+      databaseUrl: options.databaseUrl,
+      async kill(index, signal = "SIGKILL") {
+        const process = processes[index - 1];
+        if (!process) throw new Error(`No replica ${index}`);
+        process.kill(signal);
+        await process.done;
+        replicas[index - 1]!.running = false;
+      },
+      async restart(index) {
+        const replica = replicas[index - 1];
+        if (!replica) throw new Error(`No replica ${index}`);
+        if (replica.running) throw new Error(`Replica ${index} is running`);
+        await launch(index - 1, replica.port);
+      },
+      states,
+      waitFor,
+      stop,
+      [Symbol.asyncDispose]: stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+async function isDone(process: Process): Promise<boolean> {
+  return await Promise.race([process.done.then(() => true), Promise.resolve(false)]);
+}
+
+/** Each server's operational state in the `replicas` backend, from HAProxy's `show stat`. */
+async function haproxyStates(socket: string): Promise<Record<string, string>> {
+  const connection = await Deno.connect({ transport: "unix", path: socket });
+  try {
+    await connection.write(new TextEncoder().encode("show stat\n"));
+    let text = "";
+    const decoder = new TextDecoder();
+    for await (const chunk of connection.readable) text += decoder.decode(chunk, { stream: true });
+    // CSV: "# pxname,svname,…,status,…"
+    const [header, ...rows] = text.trim().split("\n");
+    const columns = header!.replace(/^# /, "").split(",");
+    const status = columns.indexOf("status");
+    const states: Record<string, string> = {};
+    for (const row of rows) {
+      const cells = row.split(",");
+      if (cells[0] === "replicas" && /^r\d+$/.test(cells[1] ?? "")) states[cells[1]!] = cells[status] ?? "";
+    }
+    return states;
+  } finally {
+    try {
+      connection.close();
+    } catch { /* closed by HAProxy */ }
+  }
+}

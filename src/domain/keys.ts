@@ -85,9 +85,7 @@ export async function createAgentKey(
 ): Promise<{ key: AgentKey; value: string }> {
   const name = checkKeyName(input.name);
   const description = checkDescription(input.description);
-  if (getAgentKeyByName(app.db, input.personId, name)) {
-    throw new DomainError("conflict", `An agent key named "${name}" already exists`);
-  }
+  if (getAgentKeyByName(app.db, input.personId, name)) throw nameTaken(name);
   if (listAgentKeys(app.db, input.personId).length >= MAX_AGENT_KEYS) {
     throw capReached(MAX_AGENT_KEYS, "agent");
   }
@@ -108,16 +106,50 @@ export async function createAgentKey(
     },
     metadata: app.meta(actor),
   }], { expectedVersion: "no_stream" });
-  const live = listAgentKeys(app.db, input.personId).map((key) => key.key_id);
-  if (!withinCap(app, live, keyId, (id) => `key-${id}`, MAX_AGENT_KEYS)) {
-    await app.append(`key-${keyId}`, [{
-      type: "AgentKeyDeleted",
-      data: { key_id: keyId },
-      metadata: app.meta(actor),
-    }], { expectedVersion: "stream_exists" });
-    throw capReached(MAX_AGENT_KEYS, "agent");
+  const live = listAgentKeys(app.db, input.personId);
+  const nameFirst = firstToTakeName(app, live, keyId, name);
+  if (
+    nameFirst && withinCap(app, live.map((key) => key.key_id), keyId, (id) => `key-${id}`, MAX_AGENT_KEYS)
+  ) {
+    return { key: getAgentKey(app.db, keyId)!, value };
   }
-  return { key: getAgentKey(app.db, keyId)!, value };
+  await app.append(`key-${keyId}`, [{
+    type: "AgentKeyDeleted",
+    data: { key_id: keyId },
+    metadata: app.meta(actor),
+  }], { expectedVersion: "stream_exists" });
+  if (!nameFirst) throw nameTaken(name);
+  throw capReached(MAX_AGENT_KEYS, "agent");
+}
+
+function nameTaken(name: string): DomainError {
+  return new DomainError("conflict", `An agent key named "${name}" already exists`);
+}
+
+/**
+ * Whether `keyId` is, in log order, the first of its person's live keys to
+ * take `name`. The name checked before the append is the projection's, so two
+ * creations or renames to one name at the same moment (two requests, or the
+ * CLI beside `serve`) can both pass it; after the append the projections hold
+ * every event before this one, and every process sees the same log order, so
+ * exactly the later ones find an earlier holder and give the name back.
+ */
+function firstToTakeName(app: SergoApp, live: AgentKey[], keyId: string, name: string): boolean {
+  const holders = live.filter((key) => key.name === name);
+  if (holders.length <= 1) return true;
+  const takenAt = (id: string): number => {
+    const events = app.store.readStream(`key-${id}`);
+    for (let i = events.length - 1; i >= 0; i--) {
+      const event = events[i]!;
+      const data = event.data as { name?: unknown };
+      if ((event.type === "AgentKeyCreated" || event.type === "AgentKeyChanged") && data.name === name) {
+        return event.position;
+      }
+    }
+    return Infinity;
+  };
+  const mine = takenAt(keyId);
+  return !holders.some((key) => key.key_id !== keyId && takenAt(key.key_id) < mine);
 }
 
 function capReached(cap: number, kind: "agent" | "personal"): DomainError {
@@ -167,9 +199,7 @@ export async function changeAgentKey(
   };
   if (input.name !== undefined && input.name !== key.name) {
     data.name = checkKeyName(input.name);
-    if (getAgentKeyByName(app.db, input.personId, data.name)) {
-      throw new DomainError("conflict", `An agent key named "${data.name}" already exists`);
-    }
+    if (getAgentKeyByName(app.db, input.personId, data.name)) throw nameTaken(data.name);
   }
   if (input.description !== undefined && input.description !== key.description) {
     data.description = checkDescription(input.description);
@@ -183,6 +213,23 @@ export async function changeAgentKey(
   await app.append(`key-${key.key_id}`, [{ type: "AgentKeyChanged", data, metadata: app.meta(actor) }], {
     expectedVersion: "stream_exists",
   });
+  if (
+    data.name !== undefined &&
+    !firstToTakeName(app, listAgentKeys(app.db, input.personId), key.key_id, data.name)
+  ) {
+    // Another key took the name first: this change is taken back whole, and says why.
+    const back: typeof data = { key_id: key.key_id, name: key.name };
+    if (data.description !== undefined) back.description = key.description;
+    if (data.can_read !== undefined) back.can_read = key.can_read;
+    await app.append(`key-${key.key_id}`, [{
+      type: "AgentKeyChanged",
+      data: back,
+      metadata: app.meta(actor),
+    }], {
+      expectedVersion: "stream_exists",
+    });
+    throw nameTaken(data.name);
+  }
   return getAgentKey(app.db, key.key_id)!;
 }
 

@@ -27,6 +27,15 @@ const SETTINGS = "test/e2e/settings_test.ts";
 const CLI = "test/e2e/cli_commands_test.ts";
 const REPLAY = "test/projections/replay_search_test.ts";
 const RANKING_SCOPE = "test/search/ranking_scope_test.ts";
+const OAUTH_LIMITS = "test/auth/oauth_limits_test.ts";
+const OAUTH_FLOW = "test/auth/oauth_flow_test.ts";
+const SSE = "test/mcp/sse_test.ts";
+const CONSOLE_NEWCOMER = "test/e2e/console_newcomer_test.ts";
+const SIGN_IN = "test/console/sign_in_test.ts";
+const SEMANTIC = "test/search/semantic_test.ts";
+const TEXT_QUALITY = "test/processing/text_quality_test.ts";
+const REQUEST_SHAPES = "test/mcp/request_shapes_test.ts";
+const ARGUMENT_LIMITS = "test/mcp/argument_limits_test.ts";
 
 export const MUTATIONS: Mutation[] = [
   // The six bugs issue 20 found that no test caught.
@@ -439,6 +448,13 @@ export const MUTATIONS: Mutation[] = [
     tests: ["test/domain/key_limits_test.ts"],
   },
   {
+    name: "key names: creations or renames to one name at the same moment all kept",
+    file: "src/domain/keys.ts",
+    from: "if (holders.length <= 1) return true;",
+    to: "return true;",
+    tests: ["test/domain/key_names_test.ts"],
+  },
+  {
     name: "login tokens: 8 days instead of 7",
     file: "src/domain/keys.ts",
     from: "export const LOGIN_TOKEN_LIFETIME_MS = 7 * 86_400_000;",
@@ -483,5 +499,323 @@ export const MUTATIONS: Mutation[] = [
     from: "return `\\ue0003${digits(`${personId}/${documentId}`)}`;",
     to: "return `\\ue0003${digits(documentId)}`;",
     tests: [RANKING_SCOPE],
+  },
+  // Limits and guards of the 2026-12-01 session (issue 20, item 5).
+  // OAuth
+  {
+    name: "oauth: the code_verifier not compared with the code_challenge",
+    file: "src/auth/oauth/token.ts",
+    from: "if (!VERIFIER.test(verifier) || s256(verifier) !== grant.code_challenge) {",
+    to: "if (!VERIFIER.test(verifier)) {",
+    tests: [OAUTH_LIMITS, OAUTH_FLOW],
+  },
+  {
+    name: "oauth: code_challenge_method other than S256 taken",
+    file: "src/auth/oauth/authorize.ts",
+    from: 'if (params.get("code_challenge_method") !== "S256" || !CHALLENGE.test(challenge)) {',
+    to: "if (!CHALLENGE.test(challenge)) {",
+    tests: [OAUTH_LIMITS, OAUTH_FLOW],
+  },
+  {
+    name: "oauth: any redirect_uri allowed at authorization",
+    file: "src/auth/oauth/authorize.ts",
+    from: "if (!redirectAllowed(client, redirectUri)) {",
+    to: "if (false) {",
+    tests: [OAUTH_LIMITS, OAUTH_FLOW],
+  },
+  {
+    name: "oauth: the token request's redirect_uri not compared",
+    file: "src/auth/oauth/token.ts",
+    from: 'if ((params.get("redirect_uri") ?? "") !== grant.redirect_uri) {',
+    to: "if (false) {",
+    tests: [OAUTH_LIMITS, OAUTH_FLOW],
+  },
+  {
+    name: "oauth: an expired code exchanged",
+    file: "src/auth/oauth/token.ts",
+    from: "if (Date.parse(grant.code_expires_at) <= now.getTime()) {",
+    to: "if (false) {",
+    tests: [OAUTH_LIMITS, OAUTH_FLOW],
+  },
+  {
+    name: "oauth: a code exchanged twice",
+    file: "src/auth/oauth/token.ts",
+    from: "if (grant.code_used || grant.revoked !== null) {",
+    to: "if (grant.revoked !== null) {",
+    tests: [OAUTH_LIMITS, OAUTH_FLOW],
+  },
+  {
+    name: "oauth: an expired access token accepted",
+    file: "src/auth/oauth/mod.ts",
+    from: "Date.parse(grant.access_expires_at) <= now.getTime()",
+    to: "false",
+    tests: [OAUTH_LIMITS, OAUTH_FLOW],
+  },
+  {
+    name: "oauth: an expired refresh token accepted",
+    file: "src/auth/oauth/token.ts",
+    from: "Date.parse(grant.refresh_expires_at) <= now.getTime()) {",
+    to: "false) {",
+    tests: [OAUTH_LIMITS, OAUTH_FLOW],
+  },
+  {
+    name: "oauth: a refresh token used by another app",
+    file: "src/auth/oauth/token.ts",
+    from: "if (grant.client_id !== clientId) {",
+    to: "if (false) {",
+    tests: [OAUTH_LIMITS, OAUTH_FLOW],
+  },
+  {
+    name: "oauth: the token request's resource indicator not checked",
+    file: "src/auth/oauth/token.ts",
+    from: "if (resources.length > 1 || (resources.length === 1 && resources[0] !== grant.resource)) {",
+    to: "if (resources.length > 1) {",
+    tests: [OAUTH_LIMITS, OAUTH_FLOW],
+  },
+  {
+    name: "oauth: the authorization's resource indicator not checked",
+    file: "src/auth/oauth/authorize.ts",
+    from: "if (resources.length > 1 || (resources.length === 1 && !ours.includes(resources[0]!))) {",
+    to: "if (resources.length > 1) {",
+    tests: [OAUTH_LIMITS, OAUTH_FLOW],
+  },
+  {
+    name: "oauth: an access token used at another resource",
+    file: "src/auth/oauth/mod.ts",
+    from: "if (grant.resource !== resourceOf(settings, request)) {",
+    to: "if (false) {",
+    tests: [OAUTH_LIMITS, OAUTH_FLOW, SSE],
+  },
+  {
+    name: "oauth: client metadata documents of any size",
+    file: "src/auth/oauth/clients.ts",
+    from: "if (size > MAX_DOCUMENT_BYTES) {",
+    to: "if (false) {",
+    tests: [OAUTH_LIMITS],
+  },
+  {
+    name: "oauth: client metadata URLs resolving to private addresses fetched",
+    file: "src/auth/oauth/clients.ts",
+    from: "if (addresses.some(isPrivateAddress)) {",
+    to: "if (false) {",
+    tests: [OAUTH_LIMITS],
+  },
+
+  // SSE
+  {
+    name: "sse: one session more than the per-key cap",
+    file: "src/mcp/transports/sse.ts",
+    from: "if (count >= maxPerKey) {",
+    to: "if (count > maxPerKey) {",
+    tests: [SSE],
+  },
+  {
+    name: "sse: a session's messages taken with another key",
+    file: "src/mcp/transports/sse.ts",
+    from: "if (!session || session.keyId !== auth.key.key_id) {",
+    to: "if (!session) {",
+    tests: [SSE],
+  },
+  {
+    name: "sse: open sessions not ended when their key stops working",
+    file: "src/mcp/transports/sse.ts",
+    from: "if (!auth.ok || auth.key.key_id !== session.keyId) session.end();",
+    to: "if (false) session.end();",
+    tests: [SSE],
+  },
+
+  // console
+  {
+    name: "console: /people open to people who are not administrators",
+    file: "src/console/console.ts",
+    from: "if (!admin) return notHere();",
+    to: "",
+    tests: [CONSOLE_NEWCOMER],
+  },
+  {
+    name: "console: the setup address works after the first person exists",
+    file: "src/console/console.ts",
+    from: "setupHash !== null && !anyPerson(services.app.db) && hashSecret(token) === setupHash;",
+    to: "setupHash !== null && hashSecret(token) === setupHash;",
+    tests: [CONSOLE_NEWCOMER],
+  },
+  {
+    name: "console: an invitation link works twice",
+    file: "projections/catalogue.ts",
+    from: 'statement(db, "DELETE FROM cat_password_links WHERE link_id = ?").run(event.data.link_id);',
+    to: "",
+    tests: [CONSOLE_NEWCOMER],
+  },
+  {
+    name: "console: an expired invitation link works",
+    file: "src/domain/people.ts",
+    from: "if (!link || Date.parse(link.expires_at) <= app.now().getTime()) return null;",
+    to: "if (!link) return null;",
+    tests: [CONSOLE_NEWCOMER],
+  },
+  {
+    name: "console: forms of another content type read",
+    file: "src/console/console.ts",
+    from: 'if (type.startsWith("application/x-www-form-urlencoded") && request.body) {',
+    to: "if (request.body) {",
+    tests: [CONSOLE_NEWCOMER, "test/console/sign_in_test.ts"],
+  },
+  {
+    name: "uploads: a duplicate kept when duplicates are refused",
+    file: "src/domain/documents.ts",
+    from: "if (!input.refuseDuplicate) return await record();",
+    to: "return await record();",
+    tests: ["test/http/upload_limits_test.ts", "test/http/api_test.ts"],
+  },
+  {
+    name: "api: a body sent as another content type read as JSON",
+    file: "src/http/api.ts",
+    from: 'if (!type.includes("application/json")) {',
+    to: "if (false) {",
+    tests: ["test/http/api_test.ts", "test/http/upload_limits_test.ts"],
+  },
+  {
+    name: "mcp: a body sent as another content type read as JSON",
+    file: "src/mcp/endpoint.ts",
+    from: 'if (!isJsonContentType(request.headers.get("content-type"))) {',
+    to: "if (false) {",
+    tests: ["test/mcp/endpoint_test.ts", "test/http/mcp_auth_test.ts", "test/e2e/hostile_requests_test.ts"],
+  },
+  {
+    name: "passwords: the most common ones taken",
+    file: "src/auth/password_policy.ts",
+    from: "if (commonPasswords().has(lower)) {",
+    to: "if (false) {",
+    tests: ["test/auth/password_policy_test.ts"],
+  },
+  {
+    name: "passwords: 7 characters taken",
+    file: "src/auth/password_policy.ts",
+    from: "export const MIN_PASSWORD_LENGTH = 8;",
+    to: "export const MIN_PASSWORD_LENGTH = 7;",
+    tests: ["test/auth/password_policy_test.ts"],
+  },
+
+  // sign-in throttle
+  {
+    name: "sign-in: one failure more before the first wait",
+    file: "src/console/sign_in_throttle.ts",
+    from: "if (entry.count < rule.free) return 0;",
+    to: "if (entry.count <= rule.free) return 0;",
+    tests: [SIGN_IN],
+  },
+  {
+    name: "sign-in: the wait does not double",
+    file: "src/console/sign_in_throttle.ts",
+    from: "this.#first * 2 ** (entry.count - rule.free)",
+    to: "this.#first",
+    tests: [SIGN_IN],
+  },
+  {
+    name: "sign-in: an account's failures over all addresses not counted",
+    file: "src/console/sign_in_throttle.ts",
+    from: "if (!this.#known.has(pair)) {",
+    to: "if (false) {",
+    tests: [SIGN_IN],
+  },
+
+  // PostgreSQL
+  {
+    name: "postgres: an append at a stale expected version taken",
+    file: "events/postgres_store.ts",
+    from: '(typeof expected === "number" && current === expected);',
+    to: '(typeof expected === "number");',
+    tests: ["test/events/store_test.ts"],
+  },
+  {
+    name: "postgres: no_stream taken for a stream that exists",
+    file: "events/postgres_store.ts",
+    from: '(expected === "no_stream" && current === null) ||',
+    to: '(expected === "no_stream") ||',
+    tests: ["test/events/store_test.ts"],
+  },
+  {
+    name: "mcp: a call whose audit entry could not be written answered 200",
+    file: "src/mcp/endpoint.ts",
+    from: "status: state.auditFailure === null ? 200 : 503,",
+    to: "status: 200,",
+    tests: ["test/e2e/postgres_outage_test.ts", "test/mcp/audit_settle_test.ts"],
+  },
+
+  // search
+  {
+    name: "semantic search: the key's folders ignored",
+    file: "src/search/vectors.ts",
+    from: "sql: `d.person_id = ? AND (d.folder_id IN (SELECT value FROM json_each(?))",
+    to: "sql: `d.person_id = ? AND (d.folder_id IN (SELECT value FROM json_each(?)) OR 1",
+    tests: [SEMANTIC],
+  },
+  {
+    name: "semantic search: another person's documents searched",
+    file: "src/search/vectors.ts",
+    from: "sql: `d.person_id = ? AND (d.folder_id IN",
+    to: "sql: `(d.person_id = ? OR 1) AND (d.folder_id IN",
+    tests: [SEMANTIC],
+  },
+
+  // Standard
+  {
+    name: "standard: a garbage text layer kept",
+    file: "src/processing/text_quality.ts",
+    from: 'if (words >= GARBAGE_MIN_WORDS && share >= GARBAGE_WORD_SHARE) return "garbage";',
+    to: "",
+    tests: [TEXT_QUALITY],
+  },
+  {
+    name: "standard: garbage only from 60% odd words",
+    file: "src/processing/text_quality.ts",
+    from: "export const GARBAGE_WORD_SHARE = 0.35;",
+    to: "export const GARBAGE_WORD_SHARE = 0.6;",
+    tests: [TEXT_QUALITY],
+  },
+  {
+    name: "standard: a tiny text layer kept",
+    file: "src/processing/text_quality.ts",
+    from: "if (chars < TINY_TEXT_CHARS && ",
+    to: "if (false && ",
+    tests: [TEXT_QUALITY],
+  },
+
+  // depth limits
+  {
+    name: "events: data of any depth recorded",
+    file: "events/types.ts",
+    from:
+      "if (nestsDeeperThan(event.data, MAX_EVENT_DEPTH) || nestsDeeperThan(event.metadata, MAX_EVENT_DEPTH)) {",
+    to: "if (false) {",
+    tests: ["test/events/writer_limits_test.ts"],
+  },
+  {
+    name: "mcp: messages of any depth parsed",
+    file: "src/mcp/endpoint.ts",
+    from: "if (nestsDeeperThan(body, MAX_MESSAGE_DEPTH)) {",
+    to: "if (false) {",
+    tests: [REQUEST_SHAPES, ARGUMENT_LIMITS],
+  },
+  {
+    name: "mcp: arguments of any depth taken",
+    file: "src/mcp/limits.ts",
+    from: "if (nestsDeeperThan(args, MAX_ARGUMENTS_DEPTH)) {",
+    to: "if (false) {",
+    tests: [ARGUMENT_LIMITS],
+  },
+  {
+    name: "http: a body longer than the limit read",
+    file: "src/http/read_body.ts",
+    from: "if (size + next.value.byteLength > (whole?.byteLength ?? limit)) return null;",
+    to: "",
+    tests: ["test/http/slow_body_test.ts", "test/http/mcp_auth_test.ts", "test/e2e/hostile_requests_test.ts"],
+  },
+  {
+    name: "http: a trickling body waited for forever",
+    file: "src/http/read_body.ts",
+    from: 'if (next === "late") throw slowBody(timeoutMs, "arrive in full");',
+    to: "",
+    tests: ["test/http/slow_body_test.ts"],
   },
 ];

@@ -23,15 +23,24 @@ export interface HashedFields {
 
 /** The canonical text of an event that its hash covers. */
 export function hashInput(event: HashedFields): string {
-  return canonicalJson({
-    data: event.data,
-    metadata: event.metadata,
-    position: event.position,
-    schema_version: event.schema_version,
-    stream: event.stream,
-    stream_version: event.stream_version,
-    type: event.type,
+  return hashInputOf({
+    ...event,
+    data: canonicalJson(event.data),
+    metadata: canonicalJson(event.metadata),
   });
+}
+
+/**
+ * {@linkcode hashInput} from data and metadata already in canonical JSON: the
+ * canonical JSON of the whole event, its keys in sorted order. The
+ * PostgreSQL store's `sergo_append` puts the same text together in SQL.
+ */
+export function hashInputOf(event: HashedFields & { data: string; metadata: string }): string {
+  return `{"data":${event.data},"metadata":${event.metadata},"position":${event.position},"schema_version":${
+    JSON.stringify(event.schema_version)
+  },"stream":${JSON.stringify(event.stream)},"stream_version":${event.stream_version},"type":${
+    JSON.stringify(event.type)
+  }}`;
 }
 
 /** Computes an event's hash from the previous hash and the event. */

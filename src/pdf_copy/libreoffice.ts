@@ -28,6 +28,8 @@ export interface ConvertOptions {
   timeoutMs?: number;
   /** The address space LibreOffice may use, in bytes; default 2 GiB. */
   memoryBytes?: number;
+  /** The PATH `soffice` is looked for on; default the server's own. */
+  searchPath?: string;
 }
 
 /** What to say when `soffice` is missing. */
@@ -133,7 +135,15 @@ export async function convertToPdf(
 
     let child: Deno.ChildProcess;
     try {
-      child = new Deno.Command("prlimit", { args, stdin: "null", stdout: "piped", stderr: "piped", cwd: dir })
+      const env = options.searchPath === undefined ? undefined : { PATH: options.searchPath };
+      child = new Deno.Command("prlimit", {
+        args,
+        env,
+        stdin: "null",
+        stdout: "piped",
+        stderr: "piped",
+        cwd: dir,
+      })
         .spawn();
     } catch (error) {
       if (!(error instanceof Deno.errors.NotFound)) throw spawnError(error, "prlimit");

@@ -23,7 +23,7 @@ import {
   getDocument,
 } from "../../projections/catalogue.ts";
 import type { SergoApp } from "../app.ts";
-import { checkCopy, convertToPdf, PdfCopyError } from "../pdf_copy/libreoffice.ts";
+import { checkCopy, type ConvertOptions, convertToPdf, PdfCopyError } from "../pdf_copy/libreoffice.ts";
 import { placeOnCopyPages } from "../pdf_copy/page_placing.ts";
 import { extractPdf } from "../processing/pdf_extract.ts";
 import { ProcessingError } from "../processing/processing_error.ts";
@@ -41,6 +41,8 @@ export interface PdfCopyWorkerOptions {
   concurrency?: number;
   /** What reads a copy's pages; default pdf.js in this process. */
   reader?: CopyReader;
+  /** How LibreOffice runs (its limits, where it is looked for); default {@linkcode convertToPdf}'s. */
+  convert?: ConvertOptions;
 }
 
 /** Appending the copy's pages is tried this many times when the document changes meanwhile. */
@@ -57,6 +59,7 @@ export class PdfCopyWorker {
   readonly #lastTurn = new Map<string, number>();
   #turns = 0;
   readonly #reader: CopyReader;
+  readonly #convert: ConvertOptions;
   #stopped = false;
 
   /** Creates the worker; call {@linkcode kick} to look for work. */
@@ -64,6 +67,7 @@ export class PdfCopyWorker {
     this.#app = app;
     this.#concurrency = options.concurrency ?? 1;
     this.#reader = options.reader ?? IN_PROCESS_READER;
+    this.#convert = options.convert ?? {};
   }
 
   /** Looks for pending copies whose document has finished processing. */
@@ -132,7 +136,7 @@ export class PdfCopyWorker {
           throw new PdfCopyError(`No PDF copy is made of this file: ${error.message}`);
         }
       }
-      const pdf = await convertToPdf(bytes, doc.type);
+      const pdf = await convertToPdf(bytes, doc.type, this.#convert);
       const pages = await checkCopy(doc.type, doc.type === "pptx" ? doc.page_count : null, pdf);
       const sha256 = await app.blobs.write(pdf);
       // Word and text files take the copy's pages; a deck's slides are its pages already.

@@ -14,12 +14,14 @@ import { getAgentKey } from "../../projections/key_scopes.ts";
 import { openApp, type SergoApp } from "../../src/app.ts";
 import { BlobStore } from "../../src/blob_store.ts";
 import { uploadFile } from "../../src/domain/documents.ts";
-import { createFolder } from "../../src/domain/folders.ts";
-import { changeAgentKey, createAgentKey } from "../../src/domain/keys.ts";
+import { createFolder, renameFolder } from "../../src/domain/folders.ts";
+import { changeAgentKey, createAgentKey, deleteAgentKey, rollAgentKey } from "../../src/domain/keys.ts";
 import { addPerson } from "../../src/domain/people.ts";
 import { NOT_INSTALLED } from "../../src/pdf_copy/libreoffice.ts";
 import { createExtractionPool, type ExtractionPool } from "../../src/processing/worker_pool.ts";
 import { ProcessingWorker } from "../../src/workers/processing_worker.ts";
+import { PdfCopyWorker } from "../../src/workers/pdf_copy_worker.ts";
+import { needs } from "../helpers/dependencies.ts";
 
 /** The corpus folder. */
 export const CORPUS = new URL("../../../shared/corpus/", import.meta.url);
@@ -97,15 +99,13 @@ export class Fixture {
   /**
    * Uploads a corpus file and has the processing worker read it (unless
    * `processed: false`: then it stays being processed, so it must be the
-   * last upload that is read); returns the document id. With
-   * `pdfCopy: "none"` the file's PDF copy failed as it does where
-   * LibreOffice is not installed.
+   * last upload that is read); returns the document id.
    */
   async document(
     personId: string,
     folderId: string | null,
     path: string,
-    options: { name?: string; processed?: boolean; pdfCopy?: "none" } = {},
+    options: { name?: string; processed?: boolean } = {},
   ): Promise<string> {
     if (this.#unread !== null && options.processed !== false) {
       throw new Error(`Upload the unprocessed document last: reading ${path} would read ${this.#unread} too`);
@@ -120,14 +120,33 @@ export class Fixture {
     }, "cli");
     if (options.processed === false) this.#unread ??= row.document_id;
     else await this.#process();
-    if (options.pdfCopy === "none" && row.type !== "pdf") {
-      // What the PDF copy worker records when soffice cannot be started (LibreOffice runs here, so it would succeed).
-      await this.append(`document-${row.document_id}`, [{
-        type: "PdfCopyFailed",
-        data: { document_id: row.document_id, reason: NOT_INSTALLED },
-      }]);
-    }
     return row.document_id;
+  }
+
+  /**
+   * Runs the real PDF copy worker where LibreOffice is not installed (its
+   * `soffice` is looked for on a PATH that holds only `prlimit`): every copy
+   * waiting now fails with the reason users see, as on a server that ran
+   * without LibreOffice before it was installed. Returns the documents whose
+   * copy failed.
+   */
+  async copyWithoutLibreOffice(): Promise<string[]> {
+    const bin = await Deno.makeTempDir({ prefix: "sergo-no-soffice-" });
+    try {
+      await Deno.symlink(await needs("prlimit"), `${bin}/prlimit`);
+      const before = this.store.head().position;
+      const worker = new PdfCopyWorker(this.app, { convert: { searchPath: bin } });
+      worker.kick();
+      await worker.drain();
+      await worker.stop();
+      const failed = this.store.readFrom(before, 1_000_000).flatMap((e) =>
+        e.type === "PdfCopyFailed" ? [e.data] : []
+      );
+      for (const { reason } of failed) assert.equal(reason, NOT_INSTALLED);
+      return failed.map((data) => data.document_id);
+    } finally {
+      await Deno.remove(bin, { recursive: true });
+    }
   }
 
   async #process(): Promise<void> {
@@ -162,6 +181,30 @@ export class Fixture {
       description: change.description,
       canRead: change.can_read,
     }, "cli");
+  }
+
+  /** Deletes an agent key (every value of it stops at once). */
+  async deleteKey(keyId: string): Promise<void> {
+    const key = getAgentKey(this.db, keyId);
+    if (!key) throw new Error(`No agent key ${keyId}`);
+    await deleteAgentKey(this.app, { personId: key.person_id, keyId }, "cli");
+  }
+
+  /** Rolls an agent key; returns the new value and when the old one stops (grace: now, 1h, 24h or 7d). */
+  async rollKey(keyId: string, grace: string): Promise<{ value: string; oldExpiresAt: string }> {
+    const key = getAgentKey(this.db, keyId);
+    if (!key) throw new Error(`No agent key ${keyId}`);
+    const { value, oldExpiresAt } = await rollAgentKey(
+      this.app,
+      { personId: key.person_id, keyId, grace },
+      "cli",
+    );
+    return { value, oldExpiresAt };
+  }
+
+  /** Renames a folder. */
+  async renameFolder(personId: string, folderId: string, name: string): Promise<void> {
+    await renameFolder(this.app, { personId, folderId, name }, "cli");
   }
 
   /** The `McpCalled` events in the log. */

@@ -8,8 +8,6 @@
  */
 import assert from "node:assert/strict";
 import { assertAll } from "../helpers/assert_all.ts";
-import { hashSecret, lastFour } from "../../src/auth/key_format.ts";
-import { generateSecret } from "../../src/auth/key_format.ts";
 import { createMcpEndpoint } from "../../src/mcp/endpoint.ts";
 import { callTool, failingStore, Fixture, post } from "./_fixture.ts";
 import { buildWorld } from "./_world.ts";
@@ -30,10 +28,7 @@ Deno.test("changes made in this process show on the very next call", async () =>
     assert.ok(before.some((line) => line.startsWith("Ava Bennett's documents/Decks/Basic |")));
 
     // A folder renamed: the listing's folder values change.
-    await fixture.append(`folder-${folders.decksBasic}`, [{
-      type: "FolderRenamed",
-      data: { folder_id: folders.decksBasic, name: "Plain" },
-    }]);
+    await fixture.renameFolder(ava, folders.decksBasic, "Plain");
     const renamed = listed(await callTool(endpoint, keys.decks, "list_documents", {}));
     assert.ok(renamed.some((line) => line.startsWith("Ava Bennett's documents/Decks/Plain |")));
     assert.ok(!renamed.some((line) => line.includes("/Basic |")));
@@ -57,10 +52,7 @@ Deno.test("changes made in this process show on the very next call", async () =>
     assert.doesNotMatch(tools, /Decks/);
 
     // The key deleted: its value stops working on the next call.
-    await fixture.append(`key-${keyIds.decks}`, [{
-      type: "AgentKeyDeleted",
-      data: { key_id: keyIds.decks },
-    }]);
+    await fixture.deleteKey(keyIds.decks);
     const gone = await post(endpoint, keys.decks, { jsonrpc: "2.0", id: 1, method: "tools/list" });
     assert.equal(gone.status, 401);
     assert.equal((await gone.json()).code, "bad_key");
@@ -75,23 +67,16 @@ Deno.test("a rolled key's old value stops when it expires, though nothing else c
   let now = new Date();
   try {
     const endpoint = createMcpEndpoint({ db: fixture.db, store: fixture.store, settings, now: () => now });
-    const newValue = generateSecret("agent");
-    await fixture.append(`key-${keyIds.all}`, [{
-      type: "AgentKeyRolled",
-      data: {
-        key_id: keyIds.all,
-        key_hash: hashSecret(newValue),
-        last4: lastFour(newValue),
-        old_expires_at: new Date(now.getTime() + 60_000).toISOString(),
-      },
-    }]);
+    const { value: newValue, oldExpiresAt } = await fixture.rollKey(keyIds.all, "1h");
+    const expiry = Date.parse(oldExpiresAt);
+    now = new Date(expiry - 1);
     const LIST = { jsonrpc: "2.0", id: 1, method: "tools/list" };
     for (const value of [keys.all, newValue]) {
       const response = await post(endpoint, value, LIST);
       assert.equal(response.status, 200);
       await response.body?.cancel();
     }
-    now = new Date(now.getTime() + 61_000); // the old value's hour is over; no event happened
+    now = new Date(expiry); // the old value's hour is over; no event happened
     const expired = await post(endpoint, keys.all, LIST);
     assert.equal(expired.status, 401);
     await expired.body?.cancel();
@@ -120,7 +105,7 @@ Deno.test("a change another process commits to the shared files shows within a m
     assert.equal(after.length, before.length + 1);
     assert.ok(after.some((line) => line.endsWith("| from-the-cli.pptx")));
 
-    await other.append(`key-${keyIds.all}`, [{ type: "AgentKeyDeleted", data: { key_id: keyIds.all } }]);
+    await other.deleteKey(keyIds.all);
     await new Promise((resolve) => setTimeout(resolve, 5));
     const gone = await post(endpoint, keys.all, { jsonrpc: "2.0", id: 1, method: "tools/list" });
     assert.equal(gone.status, 401);

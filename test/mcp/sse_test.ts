@@ -207,10 +207,7 @@ Deno.test("an SSE session belongs to its key, answers on its stream, and ends wh
   );
 
   // Deleting the key ends the stream.
-  await world.fixture.append(`key-${world.keyIds.decks}`, [{
-    type: "AgentKeyDeleted",
-    data: { key_id: world.keyIds.decks },
-  }]);
+  await world.fixture.deleteKey(world.keyIds.decks);
   served.sse.recheck();
   assert.equal((await readEvents(reader, 1)).ended, true);
   assert.equal(served.sse.open, 0);

@@ -1,11 +1,12 @@
 import assert from "node:assert/strict";
 import { claimableProcessing, copiesReady, getDocument } from "../../projections/catalogue.ts";
 import { searchPassages } from "../../projections/search_index.ts";
-import { recordUpload } from "../../src/domain/documents.ts";
+import { recordUpload, uploadFile } from "../../src/domain/documents.ts";
 import { addPerson } from "../../src/domain/people.ts";
 import { createExtractionPool } from "../../src/processing/worker_pool.ts";
-import { ProcessingWorker, withoutNul } from "../../src/workers/processing_worker.ts";
-import { tempApp } from "../helpers/temp.ts";
+import { DEFAULT_LEASE_MS, ProcessingWorker, withoutNul } from "../../src/workers/processing_worker.ts";
+import type { SergoApp } from "../../src/app.ts";
+import { TASK_PERMISSIONS, tempApp } from "../helpers/temp.ts";
 import { CORPUS_DIR } from "../helpers/corpus.ts";
 
 Deno.test("NUL characters are dropped from page text, so pages read back whole", () => {
@@ -59,56 +60,100 @@ Deno.test("two workers never read the same document twice: the claim is an optim
   assert.ok(hits.some((h) => h.document_id === doc.document_id));
 });
 
-Deno.test("workers see the next few documents they may take, whatever the backlog", async () => {
-  await using t = await tempApp();
-  const ava = await addPerson(t.app, { name: "Ava Bennett", email: "ava@example.com" });
-  const upload = (name: string, type: "pptx" | "docx") =>
-    recordUpload(t.app, {
-      personId: ava.person_id,
-      folderId: null,
-      name,
-      sha256: "0".repeat(64),
-      size: 10,
-      type,
-      preset: "basic",
-    }, "t");
-  const docs = [];
-  for (let i = 0; i < 6; i++) docs.push(await upload(`deck-${i}.pptx`, "pptx"));
-  const now = new Date();
-  const lease = (doc: { document_id: string }, worker: string, minutes: number) =>
-    t.app.append(`document-${doc.document_id}`, [{
-      type: "ProcessingStarted",
-      data: {
-        document_id: doc.document_id,
-        preset: "basic",
-        worker,
-        lease_until: new Date(now.getTime() + minutes * 60_000).toISOString(),
-      },
-      metadata: t.app.meta("t"),
-    }]);
-  await lease(docs[0]!, "cli-1", 10); // another process holds it
-  await lease(docs[1]!, "cli-2", -1); // its lease ran out
-  await lease(docs[2]!, "serve", 10); // serve's own, from before a restart
-  const ids = (rows: Array<{ document_id: string }>) => rows.map((row) => row.document_id);
-  const all = (reclaimFor: string | null) =>
-    ids(claimableProcessing(t.app.db, { now, reclaimFor, limit: 100 }));
-  assert.deepEqual(all("serve"), ids(docs.slice(1)));
-  assert.deepEqual(all(null), ids([docs[1]!, ...docs.slice(3)]));
-  // Oldest first, no more than asked for.
-  assert.deepEqual(
-    ids(claimableProcessing(t.app.db, { now, reclaimFor: "serve", limit: 2 })),
-    ids(docs.slice(1, 3)),
-  );
-
-  // Copies wait until their document has been read.
-  assert.deepEqual(ids(copiesReady(t.app.db, 100)), []);
-  for (const doc of [docs[4]!, docs[5]!]) {
-    await t.app.append(`document-${doc.document_id}`, [{
-      type: "ProcessingFailed",
-      data: { document_id: doc.document_id, preset: "basic", reason: "Test." },
-      metadata: t.app.meta("t"),
-    }]);
+/**
+ * Runs `main.ts` with `args` on the data directory of `app` and kills it
+ * (SIGKILL: no chance to clean up) as soon as the log shows it claimed a
+ * document; returns that claim.
+ */
+async function killedMidJob(
+  app: SergoApp,
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ documentId: string; worker: string; leaseUntil: string }> {
+  const from = app.store.head().position;
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", ...TASK_PERMISSIONS, new URL("../../main.ts", import.meta.url).pathname, ...args],
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+    env: { NO_COLOR: "1", ...env },
+  }).spawn();
+  const stderr = new Response(child.stderr).text();
+  try {
+    const deadline = Date.now() + 120_000;
+    while (Date.now() < deadline) {
+      app.catchUp();
+      const claim = app.store.readFrom(from, 1000).find((e) => e.type === "ProcessingStarted");
+      if (claim?.type === "ProcessingStarted") {
+        return {
+          documentId: claim.data.document_id,
+          worker: claim.data.worker ?? "",
+          leaseUntil: claim.data.lease_until ?? "",
+        };
+      }
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    throw new Error(`main.ts ${args[0]} claimed nothing in 120 s`);
+  } finally {
+    child.kill("SIGKILL");
+    const status = await child.status;
+    assert.equal(status.signal, "SIGKILL", `main.ts ${args[0]} ended by itself: ${await stderr}`);
+    app.catchUp();
   }
-  assert.deepEqual(ids(copiesReady(t.app.db, 100)), ids([docs[4]!, docs[5]!]));
-  assert.deepEqual(ids(copiesReady(t.app.db, 1)), ids([docs[4]!]));
+}
+
+Deno.test("claims of crashed workers: a killed CLI's keeps every worker away until its lease runs out, a killed serve's is serve's to take again at once; oldest first, no more than asked", async () => {
+  await using t = await tempApp();
+  const email = "ava@example.com";
+  const ava = await addPerson(t.app, { name: "Ava Bennett", email });
+  // A 400-page PDF: reading it takes seconds, so each process dies in the middle of it.
+  const big = `${CORPUS_DIR}/pdf/irs-internal-revenue-manual-2-3-59-400p.pdf`;
+  const upload = async (path: string, name = path.split("/").pop()!) => {
+    const tempPath = await Deno.makeTempFile();
+    await Deno.copyFile(path, tempPath);
+    return (await uploadFile(t.app, { personId: ava.person_id, folderId: null, name, tempPath }, "t"))
+      .document_id;
+  };
+
+  const cli = await killedMidJob(t.app, ["upload", "--person", email, "--data", t.dir, big]);
+  assert.match(cli.worker, /^cli-\d+$/);
+  const fromServe = await upload(big, "read-by-serve.pdf");
+  const serve = await killedMidJob(t.app, ["serve"], {
+    SERGO_DATA: t.dir,
+    SERGO_HOST: "127.0.0.1",
+    SERGO_PORT: "0",
+  });
+  assert.deepEqual([serve.documentId, serve.worker], [fromServe, "serve"]);
+  const deck = await upload(`${CORPUS_DIR}/pptx/markitdown-test-deck-chart-table.pptx`);
+  const broken = [
+    await upload(`${CORPUS_DIR}/hostile/xxe-external-entity-in-body.docx`),
+    await upload(`${CORPUS_DIR}/hostile/xxe-external-entity-in-body.docx`, "again.docx"),
+  ];
+
+  const now = new Date();
+  const leasesOver = new Date(Math.max(Date.parse(cli.leaseUntil), Date.parse(serve.leaseUntil)) + 1);
+  assert.ok(Date.parse(cli.leaseUntil) - now.getTime() > DEFAULT_LEASE_MS / 2, "the CLI's lease still runs");
+  const ids = (rows: Array<{ document_id: string }>) => rows.map((row) => row.document_id);
+  const claimable = (at: Date, reclaimFor: string | null, limit = 100) =>
+    ids(claimableProcessing(t.app.db, { now: at, reclaimFor, limit }));
+  assert.deepEqual(claimable(now, null), [deck, ...broken]);
+  assert.deepEqual(claimable(now, "serve"), [fromServe, deck, ...broken]);
+  assert.deepEqual(claimable(leasesOver, null), [cli.documentId, fromServe, deck, ...broken]);
+  // Oldest first, no more than asked for.
+  assert.deepEqual(claimable(leasesOver, "serve", 2), [cli.documentId, fromServe]);
+  assert.deepEqual(claimable(now, "serve", 1), [fromServe]);
+
+  // Copies wait until their document has been read: two broken Word files, refused by a real worker.
+  assert.deepEqual(ids(copiesReady(t.app.db, 100)), []);
+  const pool = createExtractionPool({ concurrency: 1 });
+  try {
+    const worker = new ProcessingWorker(t.app, pool, { workerId: "cli-test", only: new Set(broken) });
+    worker.kick();
+    await worker.drain();
+  } finally {
+    await pool.close();
+  }
+  for (const id of broken) assert.equal(getDocument(t.app.db, id)?.status, "not_indexed");
+  assert.deepEqual(ids(copiesReady(t.app.db, 100)), broken);
+  assert.deepEqual(ids(copiesReady(t.app.db, 1)), broken.slice(0, 1));
 });

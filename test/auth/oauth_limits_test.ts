@@ -14,7 +14,8 @@ import {
 } from "../../src/auth/oauth/clients.ts";
 import { DEFAULT_OAUTH_SETTINGS } from "../../src/auth/oauth/mod.ts";
 import { createAgentKey, deleteAgentKey } from "../../src/domain/keys.ts";
-import { addPerson } from "../../src/domain/people.ts";
+import { addPerson, setPasswordHash } from "../../src/domain/people.ts";
+import { hashPassword } from "../../src/auth/passwords.ts";
 import { openApp } from "../../src/app.ts";
 import { appServer, Browser, pkce, startOAuthWorld } from "./_oauth.ts";
 
@@ -356,24 +357,25 @@ Deno.test("the consent form gives only the signed-in person's own keys: another'
   assert.ok((await response.text()).includes(`No agent key with id &quot;${bobs.key.key_id}&quot;`));
   assert.equal(app.store.readFrom(0, 100_000).filter((e) => e.type === "OAuthGranted").length, 0);
   // Nor can Ava revoke Bob's apps: another person's grant is a missing one.
-  await app.append("grant-bobsgrant001", [{
-    type: "OAuthGranted",
-    data: {
-      grant_id: "bobsgrant001",
-      key_id: bobs.key.key_id,
-      person_id: bob.person_id,
-      client_id: client.metadataUrl,
-      client_name: "Grabby",
-      metadata_url: client.metadataUrl,
-      redirect_uri: client.redirectUri,
-      resource: `${world.url}/mcp`,
-      code_hash: "0".repeat(64),
-      code_challenge: pkce().challenge,
-      code_expires_at: new Date(Date.now() + 60_000).toISOString(),
-    },
-    metadata: app.meta(`person-${bob.person_id}`),
-  }]);
-  const revoke = await browser.post("/oauth/grants/bobsgrant001/revoke", []);
+  // Bob gives the app his own key through the consent page, as people do.
+  await setPasswordHash(app, bob.person_id, await hashPassword("bob's own long passphrase"));
+  const bobsBrowser = new Browser(world.url);
+  await bobsBrowser.signIn("bob@example.com", "bob's own long passphrase");
+  const bobsConsent = await bobsBrowser.post("/oauth/authorize", [
+    ["response_type", "code"],
+    ["client_id", client.metadataUrl],
+    ["redirect_uri", client.redirectUri],
+    ["code_challenge", pkce().challenge],
+    ["code_challenge_method", "S256"],
+    ["decision", "allow"],
+    ["key", bobs.key.key_id],
+  ]);
+  assert.equal(bobsConsent.status, 303);
+  await bobsConsent.body?.cancel();
+  const grants = app.store.readFrom(0, 100_000).flatMap((e) => e.type === "OAuthGranted" ? [e.data] : []);
+  assert.deepEqual(grants.map((g) => g.person_id), [bob.person_id]);
+  const bobsGrant = grants[0]!.grant_id;
+  const revoke = await browser.post(`/oauth/grants/${bobsGrant}/revoke`, []);
   assert.equal(revoke.status, 404);
   await revoke.body?.cancel();
   assert.equal(app.store.readFrom(0, 100_000).filter((e) => e.type === "OAuthGrantRevoked").length, 0);

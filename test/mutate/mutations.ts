@@ -483,6 +483,13 @@ export const MUTATIONS: Mutation[] = [
     tests: [DOCUMENTS],
   },
   {
+    name: "search: an excerpt a page repeats given again",
+    file: "src/mcp/tools/search.ts",
+    from: "    if (seen.has(id)) return false;",
+    to: "",
+    tests: ["test/mcp/folders_and_excerpts_test.ts"],
+  },
+  {
     name: "login tokens: 8 days instead of 7",
     file: "src/domain/keys.ts",
     from: "export const LOGIN_TOKEN_LIFETIME_MS = 7 * 86_400_000;",

@@ -197,9 +197,25 @@ Deno.test("the whole flow with a client metadata document: consent makes a key, 
       client_id: client.metadataUrl,
       redirect_uri: client.redirectUri,
     };
-    const wrong = await tokenRequest(url, { ...base, code_verifier: pkce().verifier });
-    assert.equal(wrong.status, 400);
-    assert.equal(wrong.body.error, "invalid_grant");
+    const refused = async (fields: Record<string, string>) => {
+      const answer = await tokenRequest(url, fields);
+      return [answer.status, answer.body.error, answer.body.error_description];
+    };
+    assert.deepEqual(await refused({ ...base, code_verifier: pkce().verifier }), [
+      400,
+      "invalid_grant",
+      "The code_verifier does not match the code_challenge.",
+    ]);
+    // The right verifier, but another redirect URI or another resource than the grant's.
+    assert.deepEqual(
+      await refused({ ...base, code_verifier: verifier, redirect_uri: `${client.redirectUri}/elsewhere` }),
+      [400, "invalid_grant", "The redirect_uri differs from the authorization request's."],
+    );
+    assert.deepEqual(await refused({ ...base, code_verifier: verifier, resource: `${url}/sse` }), [
+      400,
+      "invalid_target",
+      `This grant is for ${url}/mcp only.`,
+    ]);
     const ok = await tokenRequest(url, { ...base, code_verifier: verifier, resource: `${url}/mcp` });
     assert.equal(ok.status, 200, JSON.stringify(ok.body));
     assert.equal(ok.body.token_type, "Bearer");
@@ -296,6 +312,26 @@ Deno.test("the whole flow with a client metadata document: consent makes a key, 
   await t.step(
     "refresh rotates: the new pair works, the old refresh token ends the grant when reused",
     async () => {
+      // Another app, or another resource, cannot use this refresh token (and it stays good for its app).
+      const stolen = await tokenRequest(url, {
+        grant_type: "refresh_token",
+        refresh_token: refresh,
+        client_id: `${client.metadataUrl}?another`,
+      });
+      assert.deepEqual(
+        [stolen.status, stolen.body.error, stolen.body.error_description],
+        [400, "invalid_grant", "The refresh token was given to another app."],
+      );
+      const elsewhere = await tokenRequest(url, {
+        grant_type: "refresh_token",
+        refresh_token: refresh,
+        client_id: client.metadataUrl,
+        resource: `${url}/sse`,
+      });
+      assert.deepEqual(
+        [elsewhere.status, elsewhere.body.error, elsewhere.body.error_description],
+        [400, "invalid_target", `This grant is for ${url}/mcp only.`],
+      );
       const next = await tokenRequest(url, {
         grant_type: "refresh_token",
         refresh_token: refresh,

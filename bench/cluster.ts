@@ -20,8 +20,10 @@
  *
  * @module
  */
-import { join } from "node:path";
+import { join, resolve } from "node:path";
+import postgres from "postgres";
 import { needs } from "../test/helpers/dependencies.ts";
+import { startThrowawayCluster } from "../test/helpers/postgres.ts";
 
 /** The flags and environment of `deno task serve` (deno.json), which each replica runs with. */
 const SERVE_PERMISSIONS = [
@@ -76,7 +78,7 @@ export interface Replicas {
   kill(index: number, signal?: Deno.Signal): Promise<void>;
   /** Starts replica `index` again on its port and data directory; resolves when it serves. */
   restart(index: number): Promise<void>;
-  /** HAProxy's view of each replica (`r1` → "UP", "DOWN", …) from its stats socket. */
+  /** HAProxy's view of each replica (`r1` → "UP", "DOWN", …) from its statistics page. */
   states(): Promise<Record<string, string>>;
   /** Waits until HAProxy sees replica `index` in `state` ("UP" or "DOWN"). */
   waitFor(index: number, state: "UP" | "DOWN", timeoutMs?: number): Promise<void>;
@@ -98,6 +100,15 @@ export interface ReplicaOptions {
   dataDirs?: string[];
   /** More environment for every replica (e.g. `SERGO_RATE_LIMIT`). */
   env?: Record<string, string>;
+}
+
+/**
+ * The running Deno's path, or `deno` from PATH when only that name may be run
+ * (`deno task cluster`'s `--allow-run=deno`; npm's deno is a symlink whose path differs).
+ */
+function deno(): string {
+  const path = Deno.execPath();
+  return Deno.permissions.querySync({ name: "run", command: path }).state === "granted" ? path : "deno";
 }
 
 /** A port nobody listens on now. */
@@ -189,13 +200,12 @@ const SETUP = /^First run: open (\S+) to create the first person/;
 
 /** The HAProxy configuration for replicas on `ports`. */
 export function haproxyConfig(
-  options: { host: string; port: number; ports: number[]; socket: string },
+  options: { host: string; port: number; ports: number[]; statsPort: number },
 ): string {
   const servers = (check: boolean) =>
     options.ports.map((port, i) => `  server r${i + 1} 127.0.0.1:${port}${check ? " check" : ""}`).join("\n");
   return `global
   maxconn 2000
-  stats socket ${options.socket} mode 600 level admin
 
 defaults
   mode http
@@ -211,6 +221,12 @@ defaults
   # that reached a replica is never sent twice.
   retries 3
   option redispatch
+
+# Each replica's state as HAProxy sees it (CSV at /stats;csv), on loopback only.
+listen stats
+  bind 127.0.0.1:${options.statsPort}
+  stats enable
+  stats uri /stats
 
 frontend sergo
   bind ${options.host}:${options.port}
@@ -287,7 +303,7 @@ export async function startReplicas(options: ReplicaOptions): Promise<Replicas> 
 
   const launch = async (i: number, replicaPort: number) => {
     const replica = replicas[i]!;
-    const process = new Process(Deno.execPath(), [
+    const process = new Process(deno(), [
       "run",
       ...SERVE_PERMISSIONS,
       MAIN,
@@ -327,15 +343,15 @@ export async function startReplicas(options: ReplicaOptions): Promise<Replicas> 
     // The first replica alone first: on a new database it is the one whose setup address HAProxy serves.
     await launch(0, 0);
     await Promise.all(replicas.slice(1).map((_, i) => launch(i + 1, 0)));
-    const socket = join(work, "haproxy.sock");
+    const statsPort = freePort();
     const config = join(work, "haproxy.cfg");
     await Deno.writeTextFile(
       config,
-      haproxyConfig({ host, port, ports: replicas.map((replica) => replica.port), socket }),
+      haproxyConfig({ host, port, ports: replicas.map((replica) => replica.port), statsPort }),
     );
     // -db: in the foreground, so it is our child and ends with us.
     haproxy = new Process(haproxyPath, ["-db", "-f", config], {});
-    const states = () => haproxyStates(socket);
+    const states = () => haproxyStates(statsPort);
     const waitFor = async (index: number, state: "UP" | "DOWN", timeoutMs = 10_000) => {
       const started = Date.now();
       for (;;) {
@@ -381,27 +397,103 @@ async function isDone(process: Process): Promise<boolean> {
   return await Promise.race([process.done.then(() => true), Promise.resolve(false)]);
 }
 
-/** Each server's operational state in the `replicas` backend, from HAProxy's `show stat`. */
-async function haproxyStates(socket: string): Promise<Record<string, string>> {
-  const connection = await Deno.connect({ transport: "unix", path: socket });
-  try {
-    await connection.write(new TextEncoder().encode("show stat\n"));
-    let text = "";
-    const decoder = new TextDecoder();
-    for await (const chunk of connection.readable) text += decoder.decode(chunk, { stream: true });
-    // CSV: "# pxname,svname,…,status,…"
-    const [header, ...rows] = text.trim().split("\n");
-    const columns = header!.replace(/^# /, "").split(",");
-    const status = columns.indexOf("status");
-    const states: Record<string, string> = {};
-    for (const row of rows) {
-      const cells = row.split(",");
-      if (cells[0] === "replicas" && /^r\d+$/.test(cells[1] ?? "")) states[cells[1]!] = cells[status] ?? "";
+/** Each server's operational state in the `replicas` backend, from HAProxy's CSV statistics. */
+async function haproxyStates(statsPort: number): Promise<Record<string, string>> {
+  const response = await fetch(`http://127.0.0.1:${statsPort}/stats;csv`);
+  if (!response.ok) throw new Error(`HAProxy's statistics answered ${response.status}`);
+  // CSV: "# pxname,svname,…,status,…"
+  const [header, ...rows] = (await response.text()).trim().split("\n");
+  const columns = header!.replace(/^# /, "").split(",");
+  const status = columns.indexOf("status");
+  const states: Record<string, string> = {};
+  for (const row of rows) {
+    const cells = row.split(",");
+    if (cells[0] === "replicas" && /^r\d+$/.test(cells[1] ?? "")) states[cells[1]!] = cells[status] ?? "";
+  }
+  return states;
+}
+
+const USAGE = "Usage: deno task cluster [--data DIR] [--replicas N] [--port PORT]";
+
+/** `deno task cluster`: PostgreSQL (unless SERGO_DATABASE_URL is set), the replicas and HAProxy, until Ctrl-C. */
+async function main(args: string[]): Promise<number> {
+  const flags: Record<string, string> = {};
+  for (let i = 0; i < args.length; i++) {
+    const [name, inline] = args[i]!.split(/=(.*)/s, 2) as [string, string | undefined];
+    if (!["--data", "--replicas", "--port"].includes(name)) {
+      console.error(`Unknown argument "${args[i]}". ${USAGE}`);
+      return 2;
     }
-    return states;
+    const value = inline ?? args[++i];
+    if (value === undefined || value === "") {
+      console.error(`${name} needs a value. ${USAGE}`);
+      return 2;
+    }
+    flags[name.slice(2)] = value;
+  }
+  const count = Number(flags.replicas ?? "3");
+  const port = Number(flags.port ?? "8787");
+  if (!Number.isInteger(count) || count < 1 || count > 16) {
+    console.error(`--replicas must be a whole number from 1 to 16, got "${flags.replicas}"`);
+    return 2;
+  }
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    console.error(`--port must be a port number (0 for any free one), got "${flags.port}"`);
+    return 2;
+  }
+  const data = flags.data ? resolve(flags.data) : null;
+  let databaseUrl = Deno.env.get("SERGO_DATABASE_URL") ?? null;
+  let database: Awaited<ReturnType<typeof startThrowawayCluster>> | null = null;
+  let replicas: Replicas | null = null;
+  const { promise: signalled, resolve: onSignal } = Promise.withResolvers<void>();
+  Deno.addSignalListener("SIGINT", onSignal);
+  Deno.addSignalListener("SIGTERM", onSignal);
+  try {
+    if (databaseUrl === null) {
+      console.log(`Starting PostgreSQL${data ? ` in ${join(data, "postgres")}` : " (throwaway)"}…`);
+      database = await startThrowawayCluster(
+        data ? { dir: join(data, "postgres"), fsync: true } : { fsync: false },
+      );
+      const admin = postgres(database.adminUrl, { max: 1, onnotice: () => {} });
+      try {
+        const [exists] = await admin`SELECT 1 FROM pg_database WHERE datname = 'sergo'`;
+        if (!exists) await admin`CREATE DATABASE sergo`;
+      } finally {
+        await admin.end();
+      }
+      databaseUrl = database.adminUrl.replace(/\/postgres$/, "/sergo");
+    }
+    console.log(`Starting ${count} replicas and HAProxy…`);
+    replicas = await startReplicas({
+      databaseUrl,
+      count,
+      port,
+      dataDirs: data ? Array.from({ length: count }, (_, i) => join(data, `replica-${i + 1}`)) : undefined,
+    });
+    const where = new URL(databaseUrl);
+    console.log(`PostgreSQL: ${where.hostname}:${where.port || 5432}${where.pathname}`);
+    for (const replica of replicas.replicas) {
+      console.log(
+        `Replica ${replica.index}: ${replica.url} (data ${replica.dataDir}, ready in ${replica.readyMs} ms)`,
+      );
+    }
+    console.log(`Sergo is serving at ${replicas.url} (HAProxy, round robin over ${count} replicas)`);
+    const setup = replicas.replicas[0]!.setupUrl;
+    if (setup) {
+      console.log(`First run: open ${setup} to create the first person (an administrator); it works once.`);
+    }
+    console.log("Ctrl-C stops everything.");
+    await signalled;
+    console.log("Stopping: the replicas finish in-flight requests and work…");
+    return 0;
+  } catch (error) {
+    console.error(`deno task cluster failed: ${error instanceof Error ? error.message : error}`);
+    return 1;
   } finally {
-    try {
-      connection.close();
-    } catch { /* closed by HAProxy */ }
+    await replicas?.stop();
+    await database?.[Symbol.asyncDispose]();
+    console.log("Stopped.");
   }
 }
+
+if (import.meta.main) Deno.exit(await main(Deno.args));

@@ -52,7 +52,7 @@ export interface ThrowawayCluster {
   stop(): Promise<void>;
   /** Starts it again on the same port. */
   start(): Promise<void>;
-  /** Stops it and removes its files. */
+  /** Stops it and removes its files (keeps them when started with `dir`). */
   [Symbol.asyncDispose](): Promise<void>;
 }
 
@@ -60,15 +60,23 @@ export interface ThrowawayCluster {
  * Starts a cluster in a temporary folder (`initdb` as the `postgres` user
  * when root) on a random loopback port.
  */
-export async function startThrowawayCluster(options: { fsync?: boolean } = {}): Promise<ThrowawayCluster> {
+export async function startThrowawayCluster(
+  options: { fsync?: boolean; dir?: string } = {},
+): Promise<ThrowawayCluster> {
   const initdb = await needs("initdb");
   const pgCtl = await needs("pg_ctl");
   const root = Deno.uid() === 0;
-  const dir = await Deno.makeTempDir({ prefix: "sergo-pg-" });
+  // `dir` (deno task cluster --data): kept, made once, stopped cleanly; otherwise a temporary folder.
+  const kept = options.dir !== undefined;
+  const dir = options.dir ?? await Deno.makeTempDir({ prefix: "sergo-pg-" });
+  if (kept) await Deno.mkdir(dir, { recursive: true });
   const user = root ? "postgres" : null;
   if (root) await Deno.chown(dir, ...await postgresIds());
   const data = `${dir}/data`;
-  await run(initdb, ["-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync"], user);
+  const made = await Deno.stat(`${data}/PG_VERSION`).then(() => true, () => false);
+  if (!made) {
+    await run(initdb, ["-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync"], user);
+  }
   let port = 0;
   const start = () =>
     run(pgCtl, [
@@ -98,7 +106,7 @@ export async function startThrowawayCluster(options: { fsync?: boolean } = {}): 
     }
   }
   const stopSync = () => {
-    const argv = ["-D", data, "-m", "immediate", "stop"];
+    const argv = ["-D", data, "-m", kept ? "fast" : "immediate", "stop"];
     new Deno.Command(user ? "runuser" : pgCtl, {
       args: user ? ["-u", user, "--", pgCtl, ...argv] : argv,
       stdout: "null",
@@ -110,7 +118,7 @@ export async function startThrowawayCluster(options: { fsync?: boolean } = {}): 
     if (removed) return;
     removed = true;
     stopSync();
-    Deno.removeSync(dir, { recursive: true });
+    if (!kept) Deno.removeSync(dir, { recursive: true });
   };
   // Stopped when the test process ends, whatever the tests did.
   globalThis.addEventListener("unload", remove);

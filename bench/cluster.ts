@@ -57,6 +57,8 @@ export interface Replica {
   /** Its own address (not through HAProxy). */
   url: string;
   port: number;
+  /** Its process id (0 before it first starts). */
+  pid: number;
   /** The first-run address it printed (through HAProxy), when nobody existed at its start. */
   setupUrl: string | null;
   /** Milliseconds from start to serving, as the replica printed it. */
@@ -78,6 +80,8 @@ export interface Replicas {
   kill(index: number, signal?: Deno.Signal): Promise<void>;
   /** Starts replica `index` again on its port and data directory; resolves when it serves. */
   restart(index: number): Promise<void>;
+  /** What HAProxy printed (its request log, the last 64 KiB). */
+  haproxyOutput(): string;
   /** HAProxy's view of each replica (`r1` → "UP", "DOWN", …) from its statistics page. */
   states(): Promise<Record<string, string>>;
   /** Waits until HAProxy sees replica `index` in `state` ("UP" or "DOWN"). */
@@ -206,9 +210,13 @@ export function haproxyConfig(
     options.ports.map((port, i) => `  server r${i + 1} 127.0.0.1:${port}${check ? " check" : ""}`).join("\n");
   return `global
   maxconn 2000
+  log stdout format raw local0 info
+
 
 defaults
   mode http
+  log global
+  option httplog
   option http-server-close
   timeout connect 2s
   # A client has 10 s to send its request's headers (Deno.serve has no such deadline of its own).
@@ -295,6 +303,7 @@ export async function startReplicas(options: ReplicaOptions): Promise<Replicas> 
     dataDir,
     url: "",
     port: 0,
+    pid: 0,
     setupUrl: null,
     readyMs: 0,
     running: false,
@@ -316,6 +325,7 @@ export async function startReplicas(options: ReplicaOptions): Promise<Replicas> 
       String(replicaPort),
     ], env);
     processes[i] = process;
+    replica.pid = process.child.pid;
     const [, address, ready] = await process.waitForLine(SERVING, START_MS, `replica ${i + 1}`);
     replica.url = address!;
     replica.port = Number(new URL(address!).port);
@@ -384,6 +394,7 @@ export async function startReplicas(options: ReplicaOptions): Promise<Replicas> 
       },
       states,
       waitFor,
+      haproxyOutput: () => haproxy?.output() ?? "",
       stop,
       [Symbol.asyncDispose]: stop,
     };

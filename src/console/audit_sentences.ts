@@ -95,5 +95,7 @@ export function auditError(entry: Pick<AuditEntry, "action" | "details">): { rea
   const failed = d.is_error === true || entry.action === "processing failed" ||
     entry.action === "pdf copy failed";
   if (!failed) return null;
-  return { reason: text(d.failure) ?? text(d.refused) ?? text(d.reason) ?? text(d.message) ?? "" };
+  return {
+    reason: text(d.error) ?? text(d.failure) ?? text(d.refused) ?? text(d.reason) ?? text(d.message) ?? "",
+  };
 }

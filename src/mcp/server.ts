@@ -132,11 +132,26 @@ export async function callTool(
   await appendAudit(core.store, caller, {
     tool: name,
     arguments: auditArguments(name, args),
-    details: outcome.details,
+    details: withErrorReason(outcome),
     isError: outcome.result.isError,
     durationMs: performance.now() - started,
   }, core.now());
   return outcome.result;
+}
+
+/** The longest error text an audit entry keeps. */
+const MAX_AUDITED_ERROR = 1000;
+
+/**
+ * An outcome's audit details; an error the details do not explain yet gets the
+ * text the client was sent (the reference's message), so every failed call
+ * says why in the audit.
+ */
+function withErrorReason(outcome: ToolOutcome): Record<string, unknown> {
+  const details = outcome.details;
+  if (!outcome.result.isError || "failure" in details || "refused" in details) return details;
+  const text = outcome.result.content.map((block) => block.type === "text" ? block.text : "").join(" ").trim();
+  return { ...details, error: text.slice(0, MAX_AUDITED_ERROR) };
 }
 
 /** What a request hands to the server's handlers (through the SDK's `authInfo.extra`). */

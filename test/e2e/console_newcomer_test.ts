@@ -441,6 +441,11 @@ Deno.test({
             );
             assert.equal(await reads.nth(0).getAttribute("class"), "error", "the failed read is marked");
             assert.equal(await reads.nth(0).locator(".badge.bad").textContent(), "Error");
+            assert.equal(
+              await reads.nth(0).locator(".error-reason").textContent(),
+              "Not found, or not yours to see — the two are deliberately indistinguishable",
+              "the failed read says why, in the words the agent got",
+            );
             await shots(ava, "04-audit-filtered");
           } finally {
             await client.close();

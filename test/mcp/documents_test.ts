@@ -166,6 +166,10 @@ Deno.test("read_document: errors and empty documents", async () => {
   );
   assert.deepEqual(await tool(keys.all, "read_document", { document_id: docs.bobs }), NOT_FOUND);
   assert.deepEqual(await tool(keys.all, "read_document", { document_id: "nope1234" }), NOT_FOUND);
+  // The audit says why, in the same words: "Not found, or not yours to see — …".
+  const audited = fixture.auditEvents().at(-1)!.data;
+  assert.equal(audited.is_error, true);
+  assert.equal(audited.details.error, NOT_FOUND.content[0]!.text);
   assert.deepEqual(
     await tool(keys.decks, "read_document", { document_id: docs.tracemonkey, page: 1 }),
     NOT_FOUND,

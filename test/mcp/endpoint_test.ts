@@ -173,6 +173,10 @@ Deno.test("audit: every call leaves exactly one McpCalled event with the referen
   ]);
   assert.equal(view!.is_error, true, "no renderer here");
   assert.equal(unknown!.is_error, true);
+  // Every error says why in the audit, in the words the client was sent.
+  assert.equal(unknown!.details.error, "No tool named 'summarize'.");
+  assert.match(view!.details.error as string, /^.+\.$/, "the page that could not be drawn says why");
+  assert.equal(search!.details.error, undefined, "a call that worked records no error");
   assert.equal(events[0]!.metadata.end_user, "Dana Reyes");
 });
 

@@ -36,6 +36,8 @@ import {
 } from "../domain/people.ts";
 import { PasswordPage, PeoplePage, SetupPage } from "./pages/people_page.tsx";
 import { SearchPage } from "./pages/search_page.tsx";
+import { ApiDocsPage } from "./pages/api_docs_page.tsx";
+import { vendorFiles } from "./vendor.ts";
 import { consoleSearch } from "./search.ts";
 import { maskKey } from "../auth/key_format.ts";
 import { DomainError } from "../domain/errors.ts";
@@ -96,6 +98,7 @@ export function createConsole(services: Services, options: ConsoleOptions = {}):
   let setupHash = options.setupToken ? hashSecret(options.setupToken) : null;
   const linksInUse = new Set<string>();
   let assets: Promise<Assets> | null = null;
+  const vendor = vendorFiles();
   return async (request, info) => {
     const url = new URL(request.url);
     const path = url.pathname;
@@ -103,6 +106,10 @@ export function createConsole(services: Services, options: ConsoleOptions = {}):
     if (path.startsWith("/console/assets/")) {
       if (request.method !== "GET" && request.method !== "HEAD") return notHere();
       return loaded.serve(path.slice("/console/assets/".length)) ?? notHere();
+    }
+    if (path.startsWith("/console/vendor/")) {
+      if (request.method !== "GET" && request.method !== "HEAD") return notHere();
+      return await vendor.serve(path.slice("/console/vendor/".length)) ?? notHere();
     }
     const csrf = csrfToken(request);
     const secure = isSecure(services, request);
@@ -228,7 +235,7 @@ export function createConsole(services: Services, options: ConsoleOptions = {}):
       return await signedIn(link.person.person_id);
     }
 
-    const pages = ["/", "/documents", "/keys", "/personal-keys", "/audit", "/people", "/search"];
+    const pages = ["/", "/documents", "/keys", "/personal-keys", "/audit", "/people", "/search", "/api-docs"];
     const known = pages.includes(path) || /^\/(documents|keys)\/[A-Za-z0-9_-]{1,64}$/.test(path);
     if (!known) return notHere();
     if (path !== "/people" && request.method !== "GET" && request.method !== "HEAD") {
@@ -432,6 +439,7 @@ export function createConsole(services: Services, options: ConsoleOptions = {}):
         }));
         return render(PersonalKeysPage({ context, keys, publicUrl: publicUrl(services, request) }));
       }
+      if (path === "/api-docs") return render(ApiDocsPage({ context }));
       if (path === "/audit") {
         services.app.settle(); // every audit entry committed so far is in the view
         return render(AuditPage({ context, ...auditPageData(db, person.person_id, url) }));

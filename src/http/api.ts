@@ -48,6 +48,8 @@ import {
   rollAgentKey,
 } from "../domain/keys.ts";
 import type { Services } from "../services.ts";
+import { consoleSearch } from "../console/search.ts";
+import { type DocumentedRoute, OTHER_ROUTES } from "./other_routes.ts";
 import { VERSION } from "../version.ts";
 import { errorResponse, errorToResponse, json, notFound } from "./json.ts";
 import { readBodyText } from "./read_body.ts";
@@ -129,6 +131,8 @@ interface Route {
   summary: string;
   body?: z.ZodType;
   query?: z.ZodObject;
+  /** The JSON answer's shape, for the OpenAPI document. */
+  answer?: z.ZodType;
   /** Handles the request body itself (uploads). */
   raw?: boolean;
   handle(context: RouteContext, services: Services): Promise<Response>;
@@ -162,10 +166,39 @@ const rollBody = z.object({ grace: z.enum(["now", "1h", "24h", "7d"]) }).strict(
 const documentPatch = z.object({ folder_id: z.string().nullable() }).strict();
 const processBody = z.object({ preset: z.enum(["basic", "standard", "none"]).default("basic") }).strict();
 const listQuery = z.object({
-  folder_id: z.string().optional(),
-  limit: z.coerce.number().int().min(1).max(500).default(100),
-  offset: z.coerce.number().int().min(0).default(0),
+  folder_id: z.string().optional().describe("Only this folder (with every folder inside it)"),
+  limit: z.coerce.number().int().min(1).max(500).default(100).describe("How many documents"),
+  offset: z.coerce.number().int().min(0).default(0).describe("Skip this many (newest first)"),
 });
+const searchQuery = z.object({
+  q: z.string().trim().min(1).max(500).describe("What to look for, in any language"),
+  as: z.string().optional().describe(
+    "An agent key's id: search only what that key can read, as its agent would",
+  ),
+  offset: z.coerce.number().int().min(0).max(80).default(0).describe(
+    "Skip this many results: the answer's next_offset",
+  ),
+});
+const searchAnswer = z.object({
+  query: z.string(),
+  as_key: z.object({ id: z.string(), name: z.string() }).nullable().describe("The key searched as, if any"),
+  documents: z.array(z.object({
+    document_id: z.string(),
+    document: z.string().describe("The file name"),
+    folder: z.string(),
+    pages_estimated: z.literal(true).optional(),
+    image_only_pages: z.array(z.number().int()).optional(),
+    hits: z.array(z.object({
+      page: z.number().int().optional(),
+      section: z.string().optional(),
+      view_page_may_help: z.literal(true).optional().describe("The page may hold a figure, chart or table"),
+      excerpt: z.string().describe("The passage, with the matching words marked"),
+    })),
+  })).describe("The search tool's own answer: the best excerpts, grouped by document"),
+  message: z.string().nullable().describe("The tool's sentence when there is nothing to show, or why not"),
+  next_offset: z.number().int().nullable().describe("Pass it as offset for more results; null when done"),
+  offset: z.number().int(),
+}).describe("Audited as the person: a console search entry with the pages it showed");
 
 /** A document as the API shows it. */
 export function documentJson(services: Services, doc: DocumentRow): Record<string, unknown> {
@@ -424,6 +457,28 @@ const ROUTES: Route[] = [
       });
     },
   }),
+  route("GET", "/api/search", {
+    summary:
+      "Search the caller's documents, or as one of their agent keys sees them: the search tool's excerpts, pages and marks",
+    query: searchQuery,
+    answer: searchAnswer,
+    handle: async ({ caller, url }, s) => {
+      const q = parseQuery(searchQuery, url);
+      const result = await consoleSearch(s, getPerson(s.app.db, caller.personId)!, {
+        query: q.q,
+        asKeyId: q.as || null,
+        offset: q.offset,
+      });
+      return json({
+        query: result.query,
+        as_key: result.asKey,
+        documents: result.documents,
+        message: result.message,
+        next_offset: result.nextOffset,
+        offset: result.offset,
+      });
+    },
+  }),
   route("GET", "/api/keys", {
     summary: "The caller's agent keys, masked",
     handle: ({ caller }, s) =>
@@ -539,39 +594,137 @@ export function zodMessage(error: z.ZodError): string {
   return `${where}: ${issue.message}`;
 }
 
-/** The OpenAPI 3.1 document of the API, generated from the route schemas. */
+/** The tag a REST route is listed under on the API page. */
+function tagOf(path: string): string {
+  const part = path.split("/")[2] ?? "";
+  return {
+    me: "Account",
+    session: "Account",
+    folders: "Folders",
+    documents: "Documents",
+    search: "Search",
+    keys: "Agent keys",
+    "personal-keys": "Personal keys",
+  }[part] ?? "Account";
+}
+
+/** A zod schema as the JSON Schema an OpenAPI operation embeds (without its own `$schema`). */
+function jsonSchema(schema: z.ZodType, io: "input" | "output"): Record<string, unknown> {
+  const { $schema: _, ...rest } = z.toJSONSchema(schema, { io }) as Record<string, unknown>;
+  return rest;
+}
+
+/** A zod object's fields as OpenAPI query parameters. */
+function queryParameters(schema: z.ZodObject): Record<string, unknown>[] {
+  const json = z.toJSONSchema(schema, { io: "input" }) as {
+    properties?: Record<string, Record<string, unknown>>;
+    required?: string[];
+  };
+  return Object.entries(json.properties ?? {}).map(([name, { description, ...rest }]) => ({
+    name,
+    in: "query",
+    required: json.required?.includes(name) ?? false,
+    ...(description ? { description } : {}),
+    schema: rest,
+  }));
+}
+
+const SECURITY: Record<DocumentedRoute["security"], unknown[]> = {
+  bearer: [{ bearer: [] }, { session: [] }],
+  "agent-key": [{ agentKey: [] }],
+  session: [{ session: [] }],
+  none: [],
+};
+
+/**
+ * The OpenAPI 3.1 document of every route the server answers: the REST table
+ * (generated from its zod schemas) and the routes outside it (other_routes.ts).
+ */
 export function openApiDocument(): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
-  for (const r of ROUTES) {
-    const path = r.path.replace(/:(\w+)/g, "{$1}");
-    const params = [...r.path.matchAll(/:(\w+)/g)].map((m) => ({
+  const add = (method: string, path: string, operation: Record<string, unknown>) => {
+    paths[path] ??= {};
+    paths[path][method.toLowerCase()] = operation;
+  };
+  const pathParameters = (path: string) =>
+    [...path.matchAll(/\{(\w+)\}/g)].map((m) => ({
       name: m[1],
       in: "path",
       required: true,
       schema: { type: "string" },
     }));
-    paths[path] ??= {};
-    paths[path][r.method.toLowerCase()] = {
+  for (const r of ROUTES) {
+    const path = r.path.replace(/:(\w+)/g, "{$1}");
+    const params = [...pathParameters(path), ...(r.query ? queryParameters(r.query) : [])];
+    add(r.method, path, {
+      tags: [tagOf(r.path)],
       summary: r.summary,
       ...(params.length ? { parameters: params } : {}),
       ...(r.body
         ? {
           requestBody: {
             required: true,
-            content: { "application/json": { schema: z.toJSONSchema(r.body, { io: "input" }) } },
+            content: { "application/json": { schema: jsonSchema(r.body, "input") } },
           },
         }
         : {}),
-      responses: { "default": { description: "JSON; errors are {code, message}" } },
-      security: [{ bearer: [] }],
-    };
+      responses: {
+        "default": {
+          description: "JSON; errors are {code, message}",
+          ...(r.answer
+            ? { content: { "application/json": { schema: jsonSchema(r.answer, "output") } } }
+            : {}),
+        },
+      },
+      security: SECURITY.bearer,
+    });
   }
+  for (const r of OTHER_ROUTES) {
+    const params = [
+      ...pathParameters(r.path),
+      ...(r.query ?? []).map((q) => ({ in: "query", required: false, ...q })),
+    ];
+    add(r.method, r.path, {
+      tags: [r.tag],
+      summary: r.summary,
+      ...(r.description ? { description: r.description } : {}),
+      ...(params.length ? { parameters: params } : {}),
+      responses: {
+        "default": {
+          description: r.security === "none" ? "The answer" : "The answer; without a valid credential, 401",
+          content: Object.fromEntries(
+            Object.entries(r.responses).map(([type, schema]) => [type, schema ? { schema } : {}]),
+          ),
+        },
+      },
+      security: SECURITY[r.security],
+    });
+  }
+  add("GET", "/api/openapi.json", {
+    tags: ["Server"],
+    summary: "This OpenAPI document",
+    responses: { "default": { description: "The document", content: { "application/json": {} } } },
+    security: [],
+  });
   return {
     openapi: "3.1.0",
-    info: { title: "Sergo API", version: VERSION },
+    info: {
+      title: "Sergo API",
+      version: VERSION,
+      description:
+        "Every route Sergo answers: the REST API (a personal key, or the console's session cookie " +
+        "with X-CSRF-Token for changes), the audit and its export, MCP, OAuth and the console's pages.",
+    },
     components: {
       securitySchemes: {
         bearer: { type: "http", scheme: "bearer", description: "A personal key or a login token" },
+        session: {
+          type: "apiKey",
+          in: "cookie",
+          name: "sergo_session",
+          description: "The console's sign-in; changes also need the X-CSRF-Token header",
+        },
+        agentKey: { type: "http", scheme: "bearer", description: "An agent key, or an OAuth access token" },
       },
     },
     paths,

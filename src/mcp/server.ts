@@ -150,7 +150,8 @@ const MAX_AUDITED_ERROR = 1000;
 function withErrorReason(outcome: ToolOutcome): Record<string, unknown> {
   const details = outcome.details;
   if (!outcome.result.isError || "failure" in details || "refused" in details) return details;
-  const text = outcome.result.content.map((block) => block.type === "text" ? block.text : "").join(" ").trim();
+  const text = outcome.result.content.map((block) => block.type === "text" ? block.text : "").join(" ")
+    .trim();
   return { ...details, error: text.slice(0, MAX_AUDITED_ERROR) };
 }
 

@@ -299,6 +299,12 @@ Deno.test({
           for (const path of ["upload-me", "upload-me/Notes", "upload-me/Reports"]) {
             assert.ok(paths.includes(path), `${path} in ${JSON.stringify(paths)}`);
           }
+          // The sidebar's tree shows the new folders without a reload.
+          await ava.locator('#folder-tree a:text-is("Reports")').waitFor({ timeout: 10_000 });
+          assert.deepEqual(
+            await ava.locator("#folder-tree a").evaluateAll((links) => links.map((a) => a.textContent)),
+            ["Ava Bennett's documents", "Ava's reports", "upload-me", "Notes", "Reports"],
+          );
           const docs = (await (await ava.request.get(`${url}/api/documents?limit=100`)).json()).items;
           assert.equal(
             docs.filter((d: { name: string }) => d.name === "budget.xlsx").length,

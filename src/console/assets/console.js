@@ -192,11 +192,14 @@
   }
   watchDocuments();
 
-  /** Fetches this page again and swaps in its document list (uploads in progress keep their place). */
+  /**
+   * Fetches this page again and swaps in its document list and its folder tree (a dropped folder makes
+   * folders); uploads in progress keep their place.
+   */
   async function refreshList() {
     const response = await fetch(location.href, { credentials: "same-origin" });
     const fresh = new DOMParser().parseFromString(await response.text(), "text/html");
-    for (const id of ["document-list", "document-count"]) {
+    for (const id of ["document-list", "document-count", "folder-tree"]) {
       const next = fresh.getElementById(id);
       const old = document.getElementById(id);
       if (next && old) old.replaceWith(next);

@@ -53,11 +53,13 @@ export function DocumentsPage(props: DocumentsPageProps): VNode {
       <div class="with-sidebar">
         <aside class="sidebar">
           <h2 class="sidebar-title">Folders</h2>
-          <FolderLinks
-            rootLabel={props.rootLabel}
-            folders={props.folders}
-            currentId={current?.folder_id ?? null}
-          />
+          <div id="folder-tree">
+            <FolderLinks
+              rootLabel={props.rootLabel}
+              folders={props.folders}
+              currentId={current?.folder_id ?? null}
+            />
+          </div>
           <form
             data-api="/api/folders"
             data-method="POST"

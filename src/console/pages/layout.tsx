@@ -25,6 +25,8 @@ export interface LayoutProps {
   title: string;
   /** Client scripts to load from `/console/assets/`. */
   scripts?: string[];
+  /** Files of a viewer from npm, from `/console/vendor/` (loaded before the page's own scripts). */
+  vendor?: { scripts: string[]; styles: string[] };
   children: ComponentChildren;
 }
 
@@ -33,10 +35,11 @@ const NAV = [
   { href: "/keys", label: "Agent keys" },
   { href: "/personal-keys", label: "Personal keys" },
   { href: "/audit", label: "Audit" },
+  { href: "/api-docs", label: "API" },
 ] as const;
 
 /** The page frame. */
-export function Layout({ context, title, scripts = [], children }: LayoutProps): VNode {
+export function Layout({ context, title, scripts = [], vendor, children }: LayoutProps): VNode {
   const asset = (name: string) => `/console/assets/${name}?v=${context.assetVersion}`;
   return (
     <html lang="en">
@@ -45,9 +48,11 @@ export function Layout({ context, title, scripts = [], children }: LayoutProps):
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <meta name="sergo-csrf" content={context.csrf} />
         <title>{`${title} — Sergo`}</title>
+        {vendor?.styles.map((name) => <link key={name} rel="stylesheet" href={`/console/vendor/${name}`} />)}
         <link rel="stylesheet" href={asset("console.css")} />
         <link rel="icon" href={asset("favicon.svg")} type="image/svg+xml" />
         <script src={asset("console.js")} defer></script>
+        {vendor?.scripts.map((name) => <script key={name} src={`/console/vendor/${name}`} defer></script>)}
         {scripts.map((name) => <script key={name} src={asset(name)} defer></script>)}
       </head>
       <body>

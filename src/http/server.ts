@@ -6,7 +6,7 @@
  */
 import { VERSION } from "../version.ts";
 import type { SergoApp } from "../app.ts";
-import { errorToResponse, json, notFound } from "./json.ts";
+import { errorResponse, errorToResponse, json, notFound } from "./json.ts";
 
 /** A request handler. */
 export type Handler = (request: Request, info?: Deno.ServeHandlerInfo) => Promise<Response>;
@@ -34,6 +34,11 @@ export function createHandler(deps: HttpDeps): Handler {
     const url = new URL(request.url);
     try {
       if (url.pathname === "/healthz") {
+        if (request.method !== "GET" && request.method !== "HEAD") {
+          return errorResponse(405, "method_not_allowed", `${request.method} is not allowed on /healthz`, {
+            allow: "GET, HEAD",
+          });
+        }
         const head = deps.app.head();
         const behind = head.position - deps.app.projector.position;
         const writer = deps.app.store.writerStatus();

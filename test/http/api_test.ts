@@ -265,3 +265,52 @@ Deno.test("process again: none takes a document out of search with its reason; b
   r = await ava$(`/api/documents/${id}/process`, { method: "POST", ...jsonBody({ preset: "basic" }) });
   assert.equal((await r.json()).status, "processing");
 });
+
+Deno.test("search over the API: the search tool's answer over the caller's documents or as a key; audited as the person", async () => {
+  const { server, ava, ava$, ben$ } = await setup();
+  await using _ = server;
+  const bytes = await Deno.readFile(`${CORPUS_DIR}/text/markitdown-readme.md`);
+  const r = await ava$("/api/documents?name=readme.md", { method: "POST", body: bytes });
+  const id = (await r.json()).documents[0].id;
+  const pool = createExtractionPool({ concurrency: 1 });
+  try {
+    const worker = new ProcessingWorker(server.app, pool, { workerId: "test", concurrency: 1 });
+    worker.kick();
+    await worker.drain();
+  } finally {
+    await pool.close();
+  }
+  const answer = await (await ava$("/api/search?q=convert%20files%20to%20Markdown")).json();
+  assert.deepEqual(Object.keys(answer), ["query", "as_key", "documents", "message", "next_offset", "offset"]);
+  assert.equal(answer.query, "convert files to Markdown");
+  assert.equal(answer.as_key, null);
+  assert.equal(answer.documents[0].document_id, id);
+  assert.equal(answer.documents[0].document, "readme.md");
+  assert.match(answer.documents[0].hits[0].excerpt, /Markdown/);
+  // Ben has no documents: the tool's own sentence, and nothing of Ava's.
+  const bens = await (await ben$("/api/search?q=convert%20files%20to%20Markdown")).json();
+  assert.deepEqual(bens.documents, []);
+  assert.equal(typeof bens.message, "string");
+  // As a key that reads nothing of it: nothing found.
+  const folder = await ensureFolderPath(server.app, { personId: ava.person_id, path: "Empty" }, "test");
+  const { key } = await createAgentKey(server.app, {
+    personId: ava.person_id,
+    name: "empty-reader",
+    description: "",
+    canRead: { folders: [folder.folder_id], documents: [] },
+  }, "test");
+  const asKey = await (await ava$(`/api/search?q=Markdown&as=${key.key_id}`)).json();
+  assert.deepEqual(asKey.as_key, { id: key.key_id, name: "empty-reader" });
+  assert.deepEqual(asKey.documents, []);
+  // Another person's key looks like a missing one; no query is one clear sentence.
+  assert.equal((await ben$(`/api/search?q=Markdown&as=${key.key_id}`)).status, 404);
+  const empty = await ava$("/api/search?q=");
+  assert.equal(empty.status, 400);
+  assert.match((await empty.json()).message, /^"q": /);
+  // Audited as Ava, as the console's search is.
+  server.app.settle();
+  const audited = server.app.db.prepare(
+    "SELECT COUNT(*) AS n FROM audit_entries WHERE person_id = ? AND action = 'console search'",
+  ).get(ava.person_id) as { n: number };
+  assert.equal(audited.n, 2);
+});

@@ -22,6 +22,8 @@
  * @module
  */
 
+import { DEFAULT_LANGUAGES as TESSERACT_DEFAULT_LANGUAGES } from "../../src/processing/transcribers/tesseract.ts";
+
 /** How to find and check one program. */
 export interface Dependency {
   /** Command names to look for, in order; the first found is used. */
@@ -36,6 +38,12 @@ export interface Dependency {
   attempts: number;
   /** What to install when it is missing. */
   install: string;
+  /**
+   * Data the program must also have (e.g. Tesseract's languages): `args` make
+   * it list what it has, one per line, and each of `lines` must be listed;
+   * what is missing is installed with `install(missing)`.
+   */
+  lists?: { args: string[]; lines: readonly string[]; install(missing: string[]): string };
 }
 
 /** Every program a test may need. */
@@ -83,6 +91,13 @@ export const DEPENDENCIES = {
     timeoutMs: 20_000,
     attempts: 2,
     install: "apt-get install tesseract-ocr tesseract-ocr-all",
+    // The Standard preset's default languages (the tests read scans in them) and page orientation.
+    lists: {
+      args: ["--list-langs"],
+      lines: [...TESSERACT_DEFAULT_LANGUAGES, "osd"],
+      install: (missing) =>
+        `apt-get install ${missing.map((l) => `tesseract-ocr-${l.replace("_", "-")}`).join(" ")}`,
+    },
   },
   postgres: {
     commands: ["postgres"],
@@ -232,6 +247,19 @@ async function askVersion(
   return { version: (out || err).split("\n")[0] ?? "" };
 }
 
+/** What of the entry's `lists` the program lacks (empty when it has everything). */
+async function missingData(path: string, dependency: Dependency): Promise<string[]> {
+  if (!dependency.lists) return [];
+  const output = await new Deno.Command(path, {
+    args: dependency.lists.args,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const listed = new Set(new TextDecoder().decode(output.stdout).split("\n").map((line) => line.trim()));
+  return dependency.lists.lines.filter((line) => !listed.has(line));
+}
+
 /** Finds a program and asks it for its version, with the entry's tries and time. */
 export async function probe(
   name: DependencyName,
@@ -249,7 +277,19 @@ export async function probe(
   const reasons: string[] = [];
   for (let attempt = 1; attempt <= dependency.attempts; attempt++) {
     const answer = await askVersion(path, dependency);
-    if ("version" in answer) return { ok: true, name, path, version: answer.version };
+    if ("version" in answer) {
+      const missing = await missingData(path, dependency);
+      if (missing.length > 0) {
+        return {
+          ok: false,
+          name,
+          reason: `${path} lacks ${missing.join(", ")} (${dependency.lists!.args.join(" ")}): ${
+            dependency.lists!.install(missing)
+          }`,
+        };
+      }
+      return { ok: true, name, path, version: answer.version };
+    }
     reasons.push(answer.reason);
   }
   return {

@@ -66,3 +66,26 @@ Deno.test("a program that is not there is reported with what to install; one tha
     reason: `${fake.dir}/${fake.command} --version failed 1 times (ended with exit code 3)`,
   });
 });
+
+Deno.test("a program without the data the tests need (Tesseract without a language) is not found, and says what to install", async () => {
+  await using fake = await fakeProgram(
+    `if [ "$1" = "--list-langs" ]; then printf 'List of available languages (3):\\neng\\nosd\\nfra\\n'; else echo "Fake 5"; fi`,
+  );
+  const dependency = (lines: string[]): Dependency => ({
+    ...spec(fake.dir, fake.command, 5000, 1),
+    lists: { args: ["--list-langs"], lines, install: (missing) => `install ${missing.join(" and ")}` },
+  });
+  const lacking = await probe("tesseract", dependency(["eng", "rus", "fra", "chi_sim"]));
+  assert.deepEqual(lacking, {
+    ok: false,
+    name: "tesseract",
+    reason: `${fake.dir}/${fake.command} lacks rus, chi_sim (--list-langs): install rus and chi_sim`,
+  });
+  const whole = await probe("tesseract", dependency(["eng", "osd", "fra"]));
+  assert.deepEqual(whole, {
+    ok: true,
+    name: "tesseract",
+    path: `${fake.dir}/${fake.command}`,
+    version: "Fake 5",
+  });
+});

@@ -12,8 +12,12 @@ import type { Page } from "playwright-core";
 import { loadPlaywright } from "./_playwright.ts";
 import { type ConsoleServer, startConsoleServer } from "./_console_server.ts";
 import { needs } from "../helpers/dependencies.ts";
+import { CORPUS_DIR } from "../helpers/corpus.ts";
 
 const ARTIFACTS = new URL("../artifacts/look/", import.meta.url);
+/** A 28-slide deck with pictures on many slides: more pages to view than a row lists. */
+const PICTURES_DECK = `${CORPUS_DIR}/pptx/how-we-refactor-groups-pictures.pptx`;
+const NOTES = `${CORPUS_DIR}/text/markitdown-readme.md`;
 
 /**
  * The CSP of every console page, the API page included, word for word as the README gives it: Swagger UI
@@ -185,6 +189,75 @@ Deno.test({
           assert.match(bundle.headers()["content-type"]!, /^text\/javascript/);
           assert.equal((await page.request.get(`${url}/console/vendor/package.json`)).status(), 404);
           assert.equal((await page.request.get(`${url}/console/vendor/..%2Fpackage.json`)).status(), 404);
+        },
+      );
+
+      await t.step(
+        'a row updated live draws its pages to view as the server does, "+N more" included',
+        async () => {
+          await page.goto(`${url}/documents`);
+          await page.setInputFiles("#upload-files", PICTURES_DECK);
+          const row = page.locator('tr:has(a:has-text("how-we-refactor-groups-pictures.pptx"))');
+          await row.waitFor({ timeout: 30_000 });
+          assert.equal(
+            await row.getAttribute("data-status"),
+            "processing",
+            "the row is there before the end",
+          );
+          await row.locator('[data-cell="status"] [data-status="searchable"]').waitFor({ timeout: 120_000 });
+          const cell = () =>
+            row.locator('[data-cell="to-view"]').evaluate((td) => ({
+              text: td.textContent,
+              links: [...td.querySelectorAll("a")].map((a) => a.getAttribute("href")),
+            }));
+          const live = await cell();
+          assert.match(live.text ?? "", /\+\d+ more$/, `the live row has its chip: ${live.text}`);
+          await page.reload();
+          assert.deepEqual(await cell(), live, "after a reload the server draws the same");
+        },
+      );
+
+      await t.step(
+        "a dropped folder: its files go into a matching folder tree, which the sidebar shows",
+        async () => {
+          await page.goto(`${url}/documents`);
+          const notes = [...await Deno.readFile(NOTES)];
+          // A drop of a folder as Chromium hands it over: directory entries (FileSystemDirectoryEntry cannot be
+          // made by a script, so these plain objects answer the same calls), holding real files.
+          await page.evaluate((bytes) => {
+            const file = new File([new Uint8Array(bytes)], "readme.md", { type: "text/markdown" });
+            const fileEntry = (f: File) => ({
+              isFile: true,
+              isDirectory: false,
+              name: f.name,
+              file: (ok: (f: File) => void) => ok(f),
+            });
+            const dirEntry = (name: string, children: unknown[]) => ({
+              isFile: false,
+              isDirectory: true,
+              name,
+              createReader: () => {
+                let given = false;
+                return {
+                  readEntries: (ok: (e: unknown[]) => void) => ok(given ? [] : (given = true, children)),
+                };
+              },
+            });
+            const root = dirEntry("Dropped", [dirEntry("Inside", [fileEntry(file)])]);
+            const drop = new Event("drop", { bubbles: true, cancelable: true });
+            Object.defineProperty(drop, "dataTransfer", {
+              value: { items: [{ webkitGetAsEntry: () => root }], files: [] },
+            });
+            document.getElementById("upload")!.dispatchEvent(drop);
+          }, notes);
+          const item = page.locator(
+            '.upload-item[data-name="Dropped/Inside/readme.md"][data-status="searchable"]',
+          );
+          await item.waitFor({ timeout: 60_000 });
+          await page.locator('#folder-tree a:text-is("Inside")').waitFor({ timeout: 10_000 });
+          const folders = (await (await page.request.get(`${url}/api/folders`)).json()).folders
+            .map((f: { path: string }) => f.path).sort();
+          assert.deepEqual(folders, ["Dropped", "Dropped/Inside"]);
         },
       );
 

@@ -128,7 +128,12 @@ Deno.test({
     });
     const contexts: BrowserContext[] = [];
     const newPage = async () => {
-      const context = await browser.newContext({ viewport: VIEWPORTS.wide, acceptDownloads: true });
+      // A reader east of UTC, so the local time on hover differs from the UTC on the page.
+      const context = await browser.newContext({
+        viewport: VIEWPORTS.wide,
+        acceptDownloads: true,
+        timezoneId: "Asia/Kolkata",
+      });
       contexts.push(context);
       const page = await context.newPage();
       page.on("dialog", (dialog) => void dialog.accept());
@@ -264,6 +269,11 @@ Deno.test({
           await Deno.copyFile(SCAN, `${root}/Notes/scan.pdf`);
           await Deno.copyFile(README, `${root}/Notes/readme.md`);
           await ava.goto(`${url}/documents`);
+          // The page explains its words: the processing presets and "Pages to view".
+          assert.match(
+            await ava.locator("#preset-help").textContent() ?? "",
+            /Basic reads each page's own text by rules.*Standard also reads pages that are scanned/s,
+          );
           await ava.setInputFiles("#upload-folder", root);
           const row = (name: string) => ava.locator(`.upload-item[data-name="upload-me/${name}"]`);
           const ended = async (name: string, status: string) => {
@@ -304,6 +314,10 @@ Deno.test({
           assert.deepEqual(
             await ava.locator("#folder-tree a").evaluateAll((links) => links.map((a) => a.textContent)),
             ["Ava Bennett's documents", "Ava's reports", "upload-me", "Notes", "Reports"],
+          );
+          assert.match(
+            await ava.locator('th abbr:has-text("Pages to view")').getAttribute("title") ?? "",
+            /an agent is told to look at them with view_page/,
           );
           const docs = (await (await ava.request.get(`${url}/api/documents?limit=100`)).json()).items;
           assert.equal(
@@ -367,8 +381,14 @@ Deno.test({
             await Deno.readFile(FORM),
             "the original, byte for byte",
           );
-          const bea = await (await newPage()).request.get(`${url}/api/documents/${formId}/original`);
-          assert.equal(bea.status(), 401, "not without signing in");
+          const anonymous = await (await newPage()).request.get(`${url}/api/documents/${formId}/original`);
+          assert.equal(anonymous.status(), 401, "not without signing in");
+          // Bea finds none of it: not by search, not by its address, not its original.
+          assert.equal((await bea.request.get(`${url}/api/documents/${formId}/original`)).status(), 404);
+          assert.equal((await bea.goto(`${url}/documents/${formId}`))?.status(), 404);
+          await bea.goto(`${url}/search?q=${encodeURIComponent("birthday gender form")}`);
+          assert.equal(await bea.locator(`#results li[data-document-id="${formId}"]`).count(), 0);
+          assert.doesNotMatch(await bea.locator("main").textContent() ?? "", /form\.pdf/);
         },
       );
 
@@ -399,7 +419,9 @@ Deno.test({
             },
           });
           assert.equal(created.status(), 201, await created.text());
-          const key = (await created.json()).value as string;
+          const createdKey = await created.json();
+          const key = createdKey.value as string;
+          let toolExcerpts: string[] = [];
           const client = await mcpClient(url, key, "auditor@example.com");
           try {
             const found = await client.callTool({
@@ -407,9 +429,11 @@ Deno.test({
               arguments: { query: "convert files to Markdown" },
             });
             assert.equal(found.isError, false);
-            const results =
-              (JSON.parse((found.content as Array<{ text: string }>)[0]!.text) as Array<{ hits: unknown[] }>)
-                .reduce((sum, doc) => sum + doc.hits.length, 0);
+            const groups = JSON.parse((found.content as Array<{ text: string }>)[0]!.text) as Array<
+              { hits: Array<{ excerpt: string }> }
+            >;
+            const results = groups.reduce((sum, doc) => sum + doc.hits.length, 0);
+            toolExcerpts = groups.flatMap((doc) => doc.hits.map((hit) => hit.excerpt));
             await client.callTool({ name: "read_document", arguments: { document_id: documentId, page: 1 } });
             const missing = await client.callTool({
               name: "read_document",
@@ -453,6 +477,32 @@ Deno.test({
               "the failed read says why, in the words the agent got",
             );
             await shots(ava, "04-audit-filtered");
+            // One date format: UTC on the page, the reader's local time (here UTC+05:30) on hover.
+            await ava.goto(`${url}/audit`);
+            const times = await ava.locator("main time").evaluateAll((all) =>
+              all.map((t) => ({
+                text: t.textContent,
+                iso: t.getAttribute("datetime")!,
+                title: t.getAttribute("title"),
+              }))
+            );
+            assert.ok(times.length >= 50, `${times.length} times on the audit page`);
+            for (const time of times) {
+              assert.match(time.text ?? "", /^\d{4}-\d\d-\d\d \d\d:\d\d UTC$/);
+              const local = new Date(Date.parse(time.iso) + 330 * 60_000).toISOString();
+              assert.equal(time.title, `${local.slice(0, 16).replace("T", " ")} your time (UTC+05:30)`);
+            }
+            assert.doesNotMatch(
+              await ava.locator("main").textContent() ?? "",
+              /\d{1,2}\/\d{1,2}\/\d{4}|\d:\d\d(:\d\d)? [AP]M/,
+              "no other date format",
+            );
+            // Bea's audit holds nothing of Ava's things (only what the administrator did to Bea's account).
+            await bea.goto(`${url}/audit`);
+            assert.doesNotMatch(
+              await bea.locator("main").textContent() ?? "",
+              /form\.pdf|readme|upload-me|Ava.s reports|mcp /,
+            );
           } finally {
             await client.close();
           }
@@ -466,6 +516,28 @@ Deno.test({
             await card.locator("[data-usage]").textContent() ?? "",
             /^Last used \d{4}-\d\d-\d\d \d\d:\d\d UTC/,
           );
+          assert.match(
+            await ava.locator("main").textContent() ?? "",
+            /Each agent key is its own MCP server/,
+            "what an agent key is, explained",
+          );
+          // Console search as the key sees: the very excerpts the agent's search got; nothing the key cannot read.
+          await ava.goto(`${url}/documents`);
+          await ava.fill('#search input[name="q"]', "convert files to Markdown");
+          await ava.selectOption('#search select[name="as"]', createdKey.id);
+          await ava.click('#search button[type="submit"]');
+          await ava.waitForURL(/\/search\?q=convert/);
+          const shown = await ava.locator("#results .excerpt").allTextContents();
+          assert.ok(shown.length > 0);
+          assert.deepEqual(
+            shown,
+            toolExcerpts.slice(0, shown.length),
+            "the same excerpts as the search tool's",
+          );
+          await ava.goto(`${url}/search?q=${encodeURIComponent("birthday gender form")}&as=${createdKey.id}`);
+          assert.equal(await ava.locator("#results li").count(), 0);
+          assert.doesNotMatch(await ava.locator("main").textContent() ?? "", /form\.pdf/);
+          await ava.goto(`${url}/keys`);
           // A key that reads nothing cannot be saved.
           await ava.fill('#key-create input[name="name"]', "reads-nothing");
           await ava.click('#key-create button[type="submit"]');

@@ -237,21 +237,25 @@
     if (pages) pages.textContent = doc.pages === null ? "—" : `${doc.pages_estimated ? "≈" : ""}${doc.pages}`;
     const toView = row.querySelector('[data-cell="to-view"]');
     if (toView) {
+      // The same links and "+N more" chip the server draws (PagesToView in document_parts.tsx).
       toView.textContent = doc.pages_to_view.length ? "" : "—";
-      const max = Number(toView.dataset.max ?? 12);
+      const max = Number(toView.dataset.max ?? 8);
+      const links = document.createElement("span");
+      links.className = "page-links";
       for (const n of doc.pages_to_view.slice(0, max)) {
         const a = document.createElement("a");
         a.href = `/documents/${doc.id}?page=${n}#page-${n}`;
         a.title = `Page ${n} may hold a figure, chart or table`;
         a.textContent = String(n);
-        toView.append(a, " ");
+        links.append(a);
       }
       if (doc.pages_to_view.length > max) {
         const more = document.createElement("span");
         more.className = "muted";
         more.textContent = `+${doc.pages_to_view.length - max} more`;
-        toView.append(more);
+        links.append(more);
       }
+      if (doc.pages_to_view.length) toView.append(links);
     }
   }
 

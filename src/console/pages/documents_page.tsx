@@ -38,6 +38,9 @@ export interface DocumentsPageProps {
   keys?: ReadonlyArray<{ id: string; name: string }>;
 }
 
+/** How many pages to view a row lists before its "+N more" (the live update shows the same). */
+const TO_VIEW_SHOWN = 8;
+
 function withOffset(href: string, offset: number): string {
   if (offset === 0) return href;
   return `${href}${href.includes("?") ? "&" : "?"}offset=${offset}`;
@@ -210,8 +213,8 @@ export function DocumentsPage(props: DocumentsPageProps): VNode {
                         <td data-label="Uploaded">
                           <Time iso={doc.uploaded_at} dateOnly />
                         </td>
-                        <td data-label="Pages to view" data-cell="to-view">
-                          <PagesToView doc={doc} max={8} />
+                        <td data-label="Pages to view" data-cell="to-view" data-max={String(TO_VIEW_SHOWN)}>
+                          <PagesToView doc={doc} max={TO_VIEW_SHOWN} />
                         </td>
                         <td>
                           <details class="menu">

@@ -252,6 +252,9 @@ export async function openPostgresStore(
     max: 4,
     onnotice: () => {},
     connect_timeout: options.connectTimeoutSeconds ?? 10,
+    // Reconnect within half a second: the driver's default waits up to 20 s after a few failures, so calls
+    // made while the server was down hung instead of failing with 503, and went on hanging after it returned.
+    backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 0.5),
     types: { bigint: postgres.BigInt },
   }) as unknown as Sql;
   try {

@@ -13,6 +13,8 @@ export interface ToolAnswer {
   result: { content: { type: string; text?: string }[]; isError?: boolean } | null;
   /** The text of every text block, joined (empty when none). */
   text: string;
+  /** The answer's body as it came. */
+  body: string;
 }
 
 /**
@@ -40,12 +42,12 @@ export async function callTool(
     body: JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args } }),
   });
   const body = await response.text();
-  if (response.status !== 200) return { status: response.status, result: null, text: "" };
+  if (response.status !== 200) return { status: response.status, result: null, text: "", body };
   const json = response.headers.get("content-type")?.startsWith("text/event-stream")
     ? body.split("\n").filter((line) => line.startsWith("data:")).map((line) => line.slice(5)).join("")
     : body;
   const message = JSON.parse(json) as { result?: ToolAnswer["result"] };
   const result = message.result ?? null;
   const text = (result?.content ?? []).map((block) => block.text ?? "").join("\n");
-  return { status: 200, result, text };
+  return { status: 200, result, text, body };
 }

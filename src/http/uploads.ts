@@ -200,7 +200,8 @@ async function streamMultipart(
     for (const file of files) await Deno.remove(file.tempPath).catch(() => {});
     throw failure;
   }
-  const empty = files.filter((f) => f.size === 0 || f.name === "");
+  // A part without a file name is a file input left empty; a named file of 0 bytes is a file (processing says it is empty).
+  const empty = files.filter((f) => f.name === "");
   if (files.length === 0 || empty.length === files.length) {
     for (const file of files) await Deno.remove(file.tempPath).catch(() => {});
     throw new DomainError("invalid", "The upload holds no file: add one or more files");

@@ -7,6 +7,7 @@
  * The README shows the same snippets.
  */
 import assert from "node:assert/strict";
+import { assertAll } from "../helpers/assert_all.ts";
 import { parse as parseYaml } from "yaml";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -228,7 +229,7 @@ Deno.test({
         }
         // The bridge never got a challenge: it sent the key.
         const calls = world.running.app.store.readFrom(0, 100_000).filter((e) => e.type === "McpCalled");
-        assert.ok(calls.every((e) => e.data.details.oauth_app === undefined));
+        assertAll(calls, (e) => e.data.details.oauth_app === undefined);
       },
     );
 

@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { openApp } from "../../src/app.ts";
 import { verifyPassword } from "../../src/auth/passwords.ts";
-import { getPersonByEmail } from "../../projections/catalogue.ts";
+import { getPersonByEmail, isAdministrator } from "../../projections/catalogue.ts";
 import { CORPUS_DIR } from "../helpers/corpus.ts";
 import { needs } from "../helpers/dependencies.ts";
 import { runCli, tempDir } from "../helpers/temp.ts";
@@ -103,7 +103,10 @@ Deno.test({
         );
         const basic = await ok(["process", ...data, deck, "--preset", "basic"]);
         assert.ok(basic.includes("status: searchable"), basic.join("\n"));
-        assert.match(await refused(["process", ...data, deck, "--preset", "fancy"]), /preset/i);
+        assert.equal(
+          await refused(["process", ...data, deck, "--preset", "fancy"]),
+          'Preset "fancy" is not one of: basic, standard, none',
+        );
       },
     );
 
@@ -132,6 +135,31 @@ Deno.test({
         await app.close();
       }
     });
+
+    await t.step(
+      "person admin makes a person an administrator, once; an unknown email is one line",
+      async () => {
+        const isAdmin = async () => {
+          const app = await openApp(dir.path);
+          try {
+            return isAdministrator(app.db, getPersonByEmail(app.db, "ava@example.com")!.person_id);
+          } finally {
+            await app.close();
+          }
+        };
+        assert.equal(await isAdmin(), false);
+        for (let i = 0; i < 2; i++) {
+          assert.deepEqual(await ok(["person", "admin", ...data, "--email", "ava@example.com"]), [
+            "Ava Bennett <ava@example.com> is an administrator.",
+          ]);
+        }
+        assert.equal(await isAdmin(), true);
+        assert.equal(
+          await refused(["person", "admin", ...data, "--email", "nobody@example.com"]),
+          'No person with email "nobody@example.com"',
+        );
+      },
+    );
 
     await t.step("personal-key add and login-token print a value alone on the last line", async () => {
       const personal = await ok(["personal-key", "add", ...data, "--person", "ava@example.com"]);

@@ -112,3 +112,29 @@ Deno.test("file and folder names refuse bidirectional controls and other control
   r = await upload("דוח שנתי.md");
   assert.equal(r.status, 201);
 });
+
+Deno.test("an empty file in a multipart upload is recorded by its name (processing then says it is empty), not dropped or taken for no file; an empty file input is no file", async () => {
+  const { server, ava$ } = await setup();
+  await using _ = server;
+  const upload = (parts: Array<[string, Uint8Array]>) => {
+    const form = new FormData();
+    for (const [name, bytes] of parts) form.append("file", new File([bytes as BlobPart], name));
+    return ava$("/api/documents", { method: "POST", body: form });
+  };
+  const names = async (response: Response) => {
+    assert.equal(response.status, 201);
+    return (await response.json()).documents.map((d: { name: string }) => d.name);
+  };
+  assert.deepEqual(await names(await upload([["notes.txt", new Uint8Array()]])), ["notes.txt"]);
+  assert.deepEqual(await names(await upload([["blank.pdf", new Uint8Array()], ["readme.md", text]])), [
+    "blank.pdf",
+    "readme.md",
+  ]);
+  // A browser's file input left empty sends a part without a file name: that is no file at all.
+  const before = server.app.head().position;
+  const none = await upload([["", new Uint8Array()]]);
+  assert.equal(none.status, 400);
+  assert.equal((await none.json()).message, "The upload holds no file: add one or more files");
+  assert.equal(server.app.head().position, before, "nothing recorded");
+  assert.deepEqual(await names(await upload([["", new Uint8Array()], ["again.md", text]])), ["again.md"]);
+});

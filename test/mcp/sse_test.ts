@@ -68,8 +68,17 @@ async function readEvents(
   const decoder = new TextDecoder();
   const events: Array<{ event: string; data: string }> = [];
   let buffer = "";
+  // A stream that neither sends the events nor ends fails the test instead of holding it forever.
+  const deadline = Date.now() + 20_000;
   while (events.length < count) {
-    const { value, done } = await reader.read();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`${events.length} of ${count} SSE events, and no end, within 20 s`)),
+        Math.max(0, deadline - Date.now()),
+      );
+    });
+    const { value, done } = await Promise.race([reader.read(), late]).finally(() => clearTimeout(timer));
     if (done) return { events, ended: true };
     buffer += decoder.decode(value, { stream: true });
     let end: number;

@@ -672,7 +672,7 @@ export const MUTATIONS: Mutation[] = [
     file: "src/console/console.ts",
     from: "setupHash !== null && !anyPerson(services.app.db) && hashSecret(token) === setupHash;",
     to: "setupHash !== null && hashSecret(token) === setupHash;",
-    tests: [CONSOLE_NEWCOMER],
+    tests: ["test/console/setup_once_test.ts", CONSOLE_NEWCOMER],
   },
   {
     name: "console: an invitation link works twice",

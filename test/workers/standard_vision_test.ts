@@ -6,6 +6,7 @@
  * slow endpoint ends in a not_indexed reason, and replay calls nothing.
  */
 import assert from "node:assert/strict";
+import { assertAll } from "../helpers/assert_all.ts";
 import { join } from "node:path";
 import { getDocument, getPages } from "../../projections/catalogue.ts";
 import { replayInto } from "../../projections/replay.ts";
@@ -98,8 +99,9 @@ for (const api of ["openai", "anthropic"] as const) {
       const doc = getDocument(app.db, id)!;
       assert.equal(doc.status, "searchable", doc.failure_reason ?? "");
       const pages = getPages(app.db, id, 1, 2);
-      assert.ok(
-        pages.every((p) => /^Диагностическая карта — page image \d read by the loopback model$/.test(p.text)),
+      assertAll(
+        pages,
+        (p) => /^Диагностическая карта — page image \d read by the loopback model$/.test(p.text),
       );
       // Marks are the model's figure answers (odd answers said a figure matters), whichever page came back first.
       assert.deepEqual(pages.map((p) => p.marked).sort(), [false, true]);

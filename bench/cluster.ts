@@ -22,6 +22,7 @@
  */
 import { join, resolve } from "node:path";
 import postgres from "postgres";
+import { SIGNING_KEY_FILE } from "../src/audit/signing_key.ts";
 import { needs } from "../test/helpers/dependencies.ts";
 import { startThrowawayCluster } from "../test/helpers/postgres.ts";
 
@@ -352,6 +353,16 @@ export async function startReplicas(options: ReplicaOptions): Promise<Replicas> 
   try {
     // The first replica alone first: on a new database it is the one whose setup address HAProxy serves.
     await launch(0, 0);
+    // One install, one audit signing key: the others get the first one's (export manifests verify alike,
+    // whichever replica signed them). It is not in the database: back it up with the database.
+    const key = join(replicas[0]!.dataDir, SIGNING_KEY_FILE);
+    for (const replica of replicas.slice(1)) {
+      const target = join(replica.dataDir, SIGNING_KEY_FILE);
+      if (await Deno.stat(target).then(() => false, () => true)) {
+        await Deno.copyFile(key, target);
+        await Deno.chmod(target, 0o600);
+      }
+    }
     await Promise.all(replicas.slice(1).map((_, i) => launch(i + 1, 0)));
     const statsPort = freePort();
     const config = join(work, "haproxy.cfg");

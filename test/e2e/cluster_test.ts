@@ -98,6 +98,12 @@ Deno.test("three replicas on one PostgreSQL behind HAProxy", async (t) => {
     Replicas["replicas"][0],
   ];
 
+  // One install's audit signing key on every replica (bench/cluster.ts copies the first one's).
+  const keys = await Promise.all(
+    cluster.replicas.map((replica) => Deno.readTextFile(`${replica.dataDir}/audit-signing-key.json`)),
+  );
+  assert.deepEqual(keys, [keys[0], keys[0], keys[0]]);
+
   const reports = (await api(r1.url, personal, "POST", "/api/folders", { name: "Reports" })).id as string;
   const archive = (await api(r1.url, personal, "POST", "/api/folders", { name: "Archive" })).id as string;
   const created = await api(r1.url, personal, "POST", "/api/keys", {

@@ -217,27 +217,105 @@ export function buildQualityIndexes(corpus: CorpusFile[], analysis = DEFAULT_ANA
   };
 }
 
+/** The questions a part of the analysis or ranking is for (a subset named by the questions' own tags). */
+interface Target {
+  name: string;
+  test(question: QualityQuestion): boolean;
+}
+
 /** One part of the analysis or ranking turned off (or, for a part left out, on). */
 interface Ablation {
   name: string;
   analysis?: Partial<AnalysisOptions>;
   ranking?: Partial<RankingOptions>;
+  /** The questions the part is for, beside all of them. */
+  target?: Target;
 }
 
-const ABLATIONS: readonly Ablation[] = [
-  { name: "without stemming (Snowball)", analysis: { stemming: false } },
-  { name: "without Arabic/Persian light stemming", analysis: { arabicStemming: false } },
-  { name: "with Chinese/Japanese query segmentation (not in use)", analysis: { segmentation: true } },
-  { name: "without joined grouped numbers", analysis: { numbers: false } },
-  { name: "without fields (heading, notes, name)", ranking: { fields: false } },
-  { name: "without term frequency", ranking: { termFrequency: false } },
-  { name: "without proximity", ranking: { proximity: false } },
-  { name: "without coverage", ranking: { coverage: false } },
+const SNOWBALL_LANGUAGES = new Set(["en", "fr", "es", "pt", "de", "id"]);
+const TARGETS = {
+  snowball: {
+    name: "question and page in a Snowball language (en fr es pt de id)",
+    test: (q) => SNOWBALL_LANGUAGES.has(q.language) && SNOWBALL_LANGUAGES.has(q.document_language),
+  },
+  cyrillic: {
+    name: "question in Russian or Ukrainian",
+    test: (q) => q.language === "ru" || q.language === "uk",
+  },
+  arabic: { name: "question in Arabic or Persian", test: (q) => q.language === "ar" || q.language === "fa" },
+  cjk: { name: "question in Chinese or Japanese", test: (q) => q.language === "zh" || q.language === "ja" },
+  cjkPage: {
+    name: "page in Chinese, Japanese or Korean",
+    test: (q) => ["zh", "ja", "ko"].includes(q.document_language),
+  },
+  number: { name: "kind number", test: (q) => q.kinds.includes("number") },
+  slides: { name: "kind slides", test: (q) => q.kinds.includes("slides") },
+  long: { name: "kind long", test: (q) => q.kinds.includes("long") },
+  multiword: { name: "kind question (full sentences)", test: (q) => q.kinds.includes("question") },
+} satisfies Record<string, Target>;
+
+/** Each part in turn turned off (or on, for one that is off), with the questions it is for. */
+export const ABLATIONS: readonly Ablation[] = [
+  {
+    name: "without Snowball stemming (Latin script)",
+    analysis: { stemming: false },
+    target: TARGETS.snowball,
+  },
+  {
+    name: "with Russian stemming (stems both ways)",
+    analysis: { russianStemming: true, russianBothWays: true },
+    target: TARGETS.cyrillic,
+  },
+  {
+    name: "with Russian stemming (one way)",
+    analysis: { russianStemming: true, russianBothWays: false },
+    target: TARGETS.cyrillic,
+  },
+  {
+    name: "without Arabic/Persian light stemming",
+    analysis: { arabicStemming: false },
+    target: TARGETS.arabic,
+  },
+  {
+    name: `${DEFAULT_ANALYSIS.segmentation ? "without" : "with"} Chinese/Japanese dictionary words`,
+    analysis: { segmentation: !DEFAULT_ANALYSIS.segmentation },
+    target: TARGETS.cjk,
+  },
+  { name: "without joined grouped numbers", analysis: { numbers: false }, target: TARGETS.number },
+  {
+    name: "without half length for Chinese/Japanese/Korean tokens",
+    analysis: { halfUnspacedLength: false },
+    target: TARGETS.cjkPage,
+  },
+  {
+    name: `${DEFAULT_RANKING.fields ? "without" : "with"} fields (heading, notes, name weighed apart)`,
+    ranking: { fields: !DEFAULT_RANKING.fields },
+    target: TARGETS.slides,
+  },
+  { name: "without term frequency", ranking: { termFrequency: false }, target: TARGETS.long },
+  { name: "without proximity", ranking: { proximity: false }, target: TARGETS.multiword },
+  { name: "without coverage", ranking: { coverage: false }, target: TARGETS.multiword },
+  { name: "re-scoring the best 100 (not 50)", ranking: { rerank: 100 } },
+  { name: "re-scoring the best 200 (not 50)", ranking: { rerank: 200 } },
   { name: "without re-scoring (first stage only)", ranking: { rescore: false } },
 ];
 
-/** Sergo with each part turned off in turn: figures overall, tuning, held-out. */
-function ablate(corpus: CorpusFile[], questions: QualityQuestion[], indexes: QualityIndexes): unknown[] {
+/** Figures of a search on some questions, split into tuning and held-out. */
+function parts(questions: QualityQuestion[], ranks: Record<string, unknown>) {
+  const of = (subset: QualityQuestion[]) => figuresOf(subset.map((question) => Number(ranks[question.id])));
+  return {
+    tuning: of(questions.filter((question) => question.split === "tuning")),
+    held_out: of(questions.filter((question) => question.split === "held-out")),
+  };
+}
+
+/** Sergo with each part changed in turn: figures tuning and held-out, overall and on the part's target. */
+function ablate(
+  corpus: CorpusFile[],
+  questions: QualityQuestion[],
+  indexes: QualityIndexes,
+  shipped: Record<string, unknown>,
+): unknown[] {
   const out: unknown[] = [];
   for (const ablation of ABLATIONS) {
     const analysis = { ...DEFAULT_ANALYSIS, ...ablation.analysis };
@@ -245,11 +323,17 @@ function ablate(corpus: CorpusFile[], questions: QualityQuestion[], indexes: Qua
     const built = ablation.analysis ? buildQualityIndexes(corpus, analysis) : null;
     try {
       const figures = scoreSearch(questions, (built ?? indexes).ranked(ranking));
+      const targeted = ablation.target ? questions.filter(ablation.target.test) : null;
       out.push({
         name: ablation.name,
         overall: figures.overall,
         tuning: figures.tuning,
         held_out: figures.held_out,
+        target: targeted && {
+          name: ablation.target!.name,
+          without: parts(targeted, obj(figures.ranks)),
+          shipped: parts(targeted, obj(shipped.ranks)),
+        },
       });
     } finally {
       built?.close();
@@ -280,7 +364,7 @@ export async function benchQuality(corpus: CorpusFile[]): Promise<Record<string,
       sergo: { ...sergo, ranks: undefined },
       plain_bm25_or: { ...plain, ranks: undefined },
       held_out_misses: misses,
-      ablation: ablate(corpus, questions, indexes),
+      ablation: ablate(corpus, questions, indexes, sergo),
       search_eval_58: { sergo: oldFigures(indexes.sergo), plain_bm25_or: oldFigures(indexes.plain) },
     };
   } finally {

@@ -128,6 +128,27 @@ export const MODULES: readonly BenchModule[] = [
         }
         const old = obj(quality.search_eval_58);
         rows.push(qualityRow("search quality, older 58 questions", obj(old.sergo), obj(old.plain_bm25_or)));
+        // Each part changed in turn, beside the ranking as shipped: held-out overall, then on the part's own questions.
+        const figures = (f: unknown) => `${show(num(obj(f).recall_at_10))}, ${show(num(obj(f).mrr))}`;
+        for (const value of Array.isArray(quality.ablation) ? quality.ablation : []) {
+          const a = obj(value);
+          const target = obj(a.target);
+          const own = Object.keys(target).length > 0
+            ? `; ${target.name} (${show(obj(obj(target.shipped).held_out).questions)} held-out q.): ${
+              figures(obj(target.without).held_out)
+            } vs ${figures(obj(target.shipped).held_out)}`
+            : "";
+          rows.push({
+            figure: `  ablation, held-out: ${a.name}`,
+            sergo: `${figures(a.held_out)}${own}`,
+            baseline: `${figures(sergo.held_out)} (as shipped); tuning ${figures(a.tuning)} vs ${
+              figures(sergo.tuning)
+            }`,
+            ratio: null,
+            budget: "reported",
+            pass: null,
+          });
+        }
       }
       return rows;
     },

@@ -31,6 +31,7 @@ import type { EventType, RecordedEvent } from "../events/types.ts";
 import type { Projection } from "./projection.ts";
 import { MAX_PASSAGE_CHARS, type PassageDraft, passagesOf } from "./_passages.ts";
 import { statement } from "./_statements.ts";
+import { isUnspacedToken } from "../src/search/folding.ts";
 import { type AnalysisOptions, analyze, DEFAULT_ANALYSIS, latinLanguageOf } from "../src/search/analysis.ts";
 import { passageFields, type StoredDocument, type StoredPassage } from "../src/search/fields.ts";
 import { lexicalSearch, type RankingOptions } from "../src/search/lexical.ts";
@@ -66,6 +67,7 @@ export interface SearchHit {
 }
 
 const SCHEMA = `
+CREATE TABLE IF NOT EXISTS search_analysis (id INTEGER PRIMARY KEY CHECK (id = 1), version TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS search_documents (
   document_id TEXT PRIMARY KEY,
   person_id TEXT NOT NULL,
@@ -118,8 +120,21 @@ export function ftsColumns(
     heading: fields.heading ? analyze(fields.heading, options, language).join(" ") : "",
     notes: fields.notes ? analyze(fields.notes, options, language).join(" ") : "",
     name: analyze(fields.name, options).join(" "),
-    length: body.length,
+    length: options.halfUnspacedLength ? bodyLength(body) : body.length,
   };
+}
+
+/**
+ * A passage's length for BM25: its body's terms, a Chinese, Japanese, Korean
+ * or Thai two-character token counting half, since such text gives a token
+ * per character where other scripts give one per word (a Chinese word is
+ * about two characters), and a page of Chinese would otherwise weigh as a
+ * page several times as long.
+ */
+export function bodyLength(terms: readonly string[]): number {
+  let unspaced = 0;
+  for (const term of terms) if (isUnspacedToken(term)) unspaced++;
+  return terms.length - Math.floor(unspaced / 2);
 }
 
 interface DocumentRow {
@@ -165,8 +180,12 @@ export function createSearchIndexProjection(analysis: AnalysisOptions): Projecti
     handles: HANDLES,
     tables: ["search_documents", "search_passages", "search_vocab", "search_fts_sizes"],
     init(db: DatabaseSync): void {
-      dropOlderSchema(db);
+      const version = analysisVersion(analysis);
+      dropOlderIndex(db, version);
       db.exec(SCHEMA);
+      if (!db.prepare("SELECT 1 FROM search_analysis WHERE id = 1").get()) {
+        db.prepare("INSERT INTO search_analysis (id, version) VALUES (1, ?)").run(version);
+      }
     },
     apply(db: DatabaseSync, event: RecordedEvent): void {
       applyEvent(db, event, analysis);
@@ -174,18 +193,27 @@ export function createSearchIndexProjection(analysis: AnalysisOptions): Projecti
   };
 }
 
+/** Names the analysis an index was built with; bump the number when the analysis's code changes its terms. */
+function analysisVersion(analysis: AnalysisOptions): string {
+  const options = Object.entries(analysis).sort(([a], [b]) => (a < b ? -1 : 1));
+  return `2 ${JSON.stringify(Object.fromEntries(options))}`;
+}
+
 /**
- * Drops the tables of the index before per-language analysis (an FTS5 table
- * without a `heading` column) and forgets the projection's checkpoint, so the
- * projector rebuilds the index from the log on start.
+ * Drops the tables of an index built with another analysis (or before
+ * analyses were named: no `search_analysis` row) and forgets the
+ * projection's checkpoint, so the projector rebuilds the index from the log
+ * on start: its terms and lengths would not match the queries'.
  */
-function dropOlderSchema(db: DatabaseSync): void {
-  const columns = db.prepare("SELECT name FROM pragma_table_info('search_fts')").all() as Array<
-    { name: string }
-  >;
-  if (columns.length === 0 || columns.some((column) => column.name === "heading")) return;
+function dropOlderIndex(db: DatabaseSync, version: string): void {
+  const exists = db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'search_fts'").get();
+  if (!exists) return;
+  const named = db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'search_analysis'").get()
+    ? db.prepare("SELECT version FROM search_analysis WHERE id = 1").get() as { version: string } | undefined
+    : undefined;
+  if (named?.version === version) return;
   db.exec(
-    `DROP VIEW IF EXISTS search_fts_sizes; DROP TABLE IF EXISTS search_vocab; DROP TABLE IF EXISTS search_fts;
+    `DROP TABLE IF EXISTS search_analysis; DROP VIEW IF EXISTS search_fts_sizes; DROP TABLE IF EXISTS search_vocab; DROP TABLE IF EXISTS search_fts;
     DROP TABLE IF EXISTS search_passages; DROP TABLE IF EXISTS search_documents;`,
   );
   db.prepare("DELETE FROM projection_checkpoints WHERE name = 'search_index'").run();

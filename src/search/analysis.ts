@@ -34,23 +34,32 @@ import { bigrams, foldCharacters, foldText, isUnspacedToken, UNSPACED_RUN } from
 
 /** Which parts of the analysis run (all by default; the search benchmark turns them off one at a time). */
 export interface AnalysisOptions {
-  /** Snowball stemming of Latin and Cyrillic words. */
+  /** Snowball stemming of Latin-script words (English, French, Spanish, Portuguese, German, Indonesian). */
   stemming: boolean;
+  /** Snowball stemming of Cyrillic words (Russian). */
+  russianStemming: boolean;
+  /** A Russian stem stemmed again is indexed too, and looked for (романам → роман → рома). */
+  russianBothWays: boolean;
   /** Light stemming of Arabic and Persian words. */
   arabicStemming: boolean;
-  /** Chinese and Japanese queries also look for their dictionary words of three characters or more. */
+  /** Chinese and Japanese runs also give their dictionary words of three characters or more. */
   segmentation: boolean;
   /** Digits of grouped numbers joined into one token. */
   numbers: boolean;
+  /** A Chinese, Japanese, Korean or Thai two-character token counts half in a passage's length for BM25. */
+  halfUnspacedLength: boolean;
 }
 
 /** The analysis the index and the queries use. */
 export const DEFAULT_ANALYSIS: Readonly<AnalysisOptions> = {
   stemming: true,
+  russianStemming: false,
+  russianBothWays: true,
   arabicStemming: true,
   // Measured and left off: no gain on the question set (see the README's ablation table).
   segmentation: false,
   numbers: true,
+  halfUnspacedLength: true,
 };
 
 /** The Latin-script languages told apart by {@linkcode latinLanguageOf}. */
@@ -109,7 +118,7 @@ const termCaches = new Map<string, Map<string, string>>();
 const TERM_CACHE_SIZE = 20_000;
 
 function termCache(language: LatinLanguage, options: AnalysisOptions): Map<string, string> {
-  const key = `${language}${+options.stemming}${+options.arabicStemming}`;
+  const key = `${language}${+options.stemming}${+options.russianStemming}${+options.arabicStemming}`;
   let cache = termCaches.get(key);
   if (!cache) termCaches.set(key, cache = new Map());
   if (cache.size > TERM_CACHE_SIZE) cache.clear();
@@ -173,6 +182,7 @@ function eachTerm(
         return;
       }
       for (const pair of bigrams(part)) emit(pair, pair);
+      if (options.segmentation) { for (const word of dictionaryWords(part)) emit(word, word); }
     });
   }
   if (options.numbers && GROUP_HINT.test(folded)) {
@@ -184,12 +194,37 @@ function eachTerm(
 }
 
 /**
+ * The dictionary words of three characters or more in a run of Chinese or
+ * Japanese (ICU's segmenter, `Intl.Segmenter`; Japanese when the run holds
+ * kana), which the index holds beside the run's two-character tokens.
+ */
+export function dictionaryWords(run: string): string[] {
+  return dictionarySegments(run).map((segment) => segment.word);
+}
+
+/** {@linkcode dictionaryWords} with where each starts in the run (in characters). */
+function dictionarySegments(run: string): Array<{ word: string; at: number }> {
+  if (HANGUL_OR_THAI.test(run) || [...run].length < 3) return [];
+  const segmenter = KANA.test(run) ? segmenters.ja : segmenters.zh;
+  const out: Array<{ word: string; at: number }> = [];
+  let at = 0;
+  for (const { segment, isWordLike } of segmenter.segment(run)) {
+    const length = [...segment].length;
+    if (isWordLike && length >= 3) out.push({ word: segment, at });
+    at += length;
+  }
+  return out;
+}
+
+/**
  * A Russian word's stem stemmed again, when that differs: Snowball's Russian
  * stems are not stable (романам → роман, but роман → рома), so the index holds
  * both and a query finds either form.
  */
 function restemmed(word: string, term: string, options: AnalysisOptions): string | null {
-  if (!options.stemming || term === word || !CYRILLIC.test(word)) return null;
+  if (!options.russianStemming || !options.russianBothWays || term === word || !CYRILLIC.test(word)) {
+    return null;
+  }
   const again = stem("ru", term);
   return again === term ? null : again;
 }
@@ -198,7 +233,7 @@ function restemmed(word: string, term: string, options: AnalysisOptions): string
 function termOf(word: string, language: LatinLanguage, options: AnalysisOptions): string {
   if (DIGIT.test(word)) return word;
   if (options.stemming && LATIN.test(word)) return stem(language, word);
-  if (options.stemming && CYRILLIC.test(word)) return stem("ru", word);
+  if (options.russianStemming && CYRILLIC.test(word)) return stem("ru", word);
   if (options.arabicStemming && ARABIC.test(word)) return arabicLightStem(word);
   return word;
 }
@@ -259,12 +294,7 @@ export function queryTerms(query: string, options: AnalysisOptions = DEFAULT_ANA
         add(part, termOf(part, "en", options));
       } else {
         for (const pair of bigrams(part)) add(pair, pair, true);
-        if (options.segmentation && !HANGUL_OR_THAI.test(part)) {
-          const segmenter = KANA.test(part) ? segmenters.ja : segmenters.zh;
-          for (const { segment, isWordLike } of segmenter.segment(part)) {
-            if (isWordLike && [...segment].length >= 3) add(segment, segment, true);
-          }
-        }
+        if (options.segmentation) { for (const word of dictionaryWords(part)) add(word, word); }
       }
     });
   }
@@ -279,8 +309,8 @@ export function queryTerms(query: string, options: AnalysisOptions = DEFAULT_ANA
 }
 
 function alternatives(word: string, term: string, options: AnalysisOptions): string[] {
-  if (!options.stemming || DIGIT.test(word)) return [term];
-  if (LATIN.test(word)) {
+  if (DIGIT.test(word)) return [term];
+  if (options.stemming && LATIN.test(word)) {
     const stems = new Set<string>();
     for (const language of LATIN_LANGUAGES) {
       const first = stem(language, word);
@@ -288,7 +318,9 @@ function alternatives(word: string, term: string, options: AnalysisOptions): str
     }
     return [...stems];
   }
-  if (CYRILLIC.test(word)) return [...new Set([term, stem("ru", term)])];
+  if (options.russianStemming && options.russianBothWays && CYRILLIC.test(word)) {
+    return [...new Set([term, stem("ru", term)])];
+  }
   return [term];
 }
 
@@ -317,10 +349,16 @@ export class TermMatcher {
   readonly #prefixes = new Map<string, number[]>();
   readonly #phraseTokens = new Set<string>();
   readonly #starts = new Set<string>();
+  /** Whether a term is a Chinese or Japanese dictionary word, so runs must be segmented. */
+  readonly #words: boolean;
 
   constructor(terms: readonly QueryTerm[], options: AnalysisOptions = DEFAULT_ANALYSIS) {
     this.#terms = terms;
     this.#options = options;
+    this.#words = options.segmentation && terms.some((term) =>
+      !term.prefix && isUnspacedToken(term.word) &&
+      [...term.word].length >= 3
+    );
     terms.forEach((term, index) => {
       if (term.prefix) push(this.#prefixes, term.word, index);
       else if (term.phrase) { for (const token of term.phrase) this.#phraseTokens.add(token); }
@@ -362,6 +400,9 @@ export class TermMatcher {
         if (index % 2 === 0) {
           hit(cache.get(part) ?? termOf(part, language, this.#options), position++);
           return;
+        }
+        if (this.#words) {
+          for (const { word, at } of dictionarySegments(part)) hit(word, position + at);
         }
         for (const pair of bigrams(part)) {
           hit(pair, position);

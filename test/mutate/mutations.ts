@@ -529,6 +529,20 @@ export const MUTATIONS: Mutation[] = [
     tests: [RANKING_SCOPE],
   },
   {
+    name: "search: an index built with another analysis is kept",
+    file: "projections/search_index.ts",
+    from: "if (named?.version === version) return;",
+    to: "if (named) return;",
+    tests: [RANKING_SCOPE],
+  },
+  {
+    name: "search: a Chinese passage's length counts its two-character tokens",
+    file: "projections/search_index.ts",
+    from: "length: options.halfUnspacedLength ? bodyLength(body) : body.length,",
+    to: "length: body.length,",
+    tests: [RANKING_SCOPE],
+  },
+  {
     name: "search: a document's scope token without its person",
     file: "src/search/scope.ts",
     from: "return `\\ue0003${digits(`${personId}/${documentId}`)}`;",

@@ -191,3 +191,57 @@ Deno.test("an index from before per-language analysis is dropped and rebuilt fro
     Deno.removeSync(path);
   }
 });
+
+Deno.test("an index built with another analysis is dropped and rebuilt from the log", () => {
+  const path = Deno.makeTempFileSync({ suffix: ".db" });
+  try {
+    const given = openProjector(path, [searchIndexProjection]);
+    given.db.exec(
+      `INSERT INTO projection_checkpoints VALUES ('search_index', 42), ('catalogue', 42);
+      UPDATE search_analysis SET version = '1 an older analysis';
+      INSERT INTO search_documents (document_id, person_id, name, type) VALUES ('d', 'ben', 'old.txt', 'txt');`,
+    );
+    given.close();
+    const projector = openProjector(path, [searchIndexProjection]);
+    const documents = projector.db.prepare("SELECT count(*) AS n FROM search_documents").get() as {
+      n: number;
+    };
+    assert.equal(documents.n, 0, "the old index's rows are gone");
+    const checkpoints = projector.db.prepare("SELECT name FROM projection_checkpoints ORDER BY name").all()
+      .map((row) => (row as { name: string }).name);
+    assert.deepEqual(checkpoints, ["catalogue"], "the search index starts again from the first event");
+    projector.close();
+    // Opened again with the same analysis, the index stays.
+    const again = openProjector(path, [searchIndexProjection]);
+    again.db.exec("INSERT INTO projection_checkpoints VALUES ('search_index', 7)");
+    again.close();
+    const kept = openProjector(path, [searchIndexProjection]);
+    const names = kept.db.prepare("SELECT name FROM projection_checkpoints ORDER BY name").all()
+      .map((row) => (row as { name: string }).name);
+    assert.deepEqual(names, ["catalogue", "search_index"]);
+    kept.close();
+  } finally {
+    Deno.removeSync(path);
+  }
+});
+
+Deno.test("a Chinese passage is as long, for BM25, as its words, not its two-character tokens", async () => {
+  // Article 1 of the Universal Declaration in English and in Chinese, from the corpus.
+  const lines = (await Deno.readTextFile(`${CORPUS_DIR}/text/udhr-article-1-all-languages.txt`)).split("\n");
+  const after = (heading: string) => lines[lines.indexOf(heading) + 1]!;
+  const english = after("English");
+  const chinese = after("Chinese, Mandarin (Simplified)");
+  assert.match(chinese, /人人生而自由/);
+  const given = new Given()
+    .document("en", "ben", "ben-notes", "udhr-en.txt", pagesOf([english]))
+    .document("zh", "ben", "ben-notes", "udhr-zh.txt", pagesOf([chinese]));
+  const length = (id: string) =>
+    (given.projector.db.prepare("SELECT length FROM search_passages WHERE document_id = ?").get(id) as {
+      length: number;
+    }).length;
+  // 41 characters give 35 tokens, which would make the Chinese sentence longer than the English one's
+  // 30 words, and a Chinese page several times as long as an English page of the same content.
+  assert.ok(length("zh") < length("en"), `Chinese ${length("zh")}, English ${length("en")}`);
+  assert.ok(length("zh") >= 15, "every Chinese word still counts");
+  given.projector.close();
+});

@@ -62,7 +62,11 @@ export interface TranscribeConfig {
 
 /** Where semantic search gets its vectors: an OpenAI-compatible endpoint or a local ONNX directory. */
 export type EmbeddingsConfig =
-  & { prefixes: { query: string; passage: string } }
+  & {
+    prefixes: { query: string; passage: string };
+    /** The cosine a nearest passage needs to join the results (unset: the default of `semantic.ts`). */
+    minSimilarity?: number;
+  }
   & (
     | { provider: "openai"; url: string; model: string; apiKey: string | null }
     | { provider: "onnx"; dir: string }
@@ -202,6 +206,23 @@ function embeddingsConfig(env: Environment): EmbeddingsConfig | null {
   if (url !== undefined && dir !== undefined) {
     throw new ConfigError("Set SERGO_EMBEDDINGS_URL or SERGO_EMBEDDINGS_MODEL_DIR, not both");
   }
+  const rawFloor = env("SERGO_EMBEDDINGS_MIN_SIMILARITY");
+  let minSimilarity: number | undefined;
+  if (rawFloor !== undefined) {
+    minSimilarity = Number(rawFloor);
+    if (
+      rawFloor.trim() === "" || !Number.isFinite(minSimilarity) || minSimilarity < -1 || minSimilarity > 1
+    ) {
+      throw new ConfigError(
+        `SERGO_EMBEDDINGS_MIN_SIMILARITY must be a cosine similarity from -1 to 1, got "${rawFloor}"`,
+      );
+    }
+    if (url === undefined && dir === undefined) {
+      throw new ConfigError(
+        "SERGO_EMBEDDINGS_MIN_SIMILARITY needs a model: SERGO_EMBEDDINGS_URL or SERGO_EMBEDDINGS_MODEL_DIR",
+      );
+    }
+  }
   if (url !== undefined) {
     if (!/^https?:\/\/[^\s/]+(\/[^\s]*)?$/.test(url)) {
       throw new ConfigError(`SERGO_EMBEDDINGS_URL "${url}" must be an http or https URL`);
@@ -212,7 +233,7 @@ function embeddingsConfig(env: Environment): EmbeddingsConfig | null {
       );
     }
     if (model.length > 200) throw new ConfigError("SERGO_EMBEDDINGS_MODEL must be at most 200 characters");
-    return { provider: "openai", url, model, apiKey, prefixes };
+    return { provider: "openai", url, model, apiKey, prefixes, ...floor(minSimilarity) };
   }
   if (model !== undefined || apiKey !== null) {
     throw new ConfigError("SERGO_EMBEDDINGS_MODEL and SERGO_EMBEDDINGS_API_KEY need SERGO_EMBEDDINGS_URL");
@@ -230,9 +251,14 @@ function embeddingsConfig(env: Environment): EmbeddingsConfig | null {
         `SERGO_EMBEDDINGS_MODEL_DIR "${dir}" has no onnx/model.onnx or onnx/model_quantized.onnx`,
       );
     }
-    return { provider: "onnx", dir, prefixes };
+    return { provider: "onnx", dir, prefixes, ...floor(minSimilarity) };
   }
   return null;
+}
+
+/** The similarity floor, when set. */
+function floor(minSimilarity: number | undefined): { minSimilarity?: number } {
+  return minSimilarity === undefined ? {} : { minSimilarity };
 }
 
 const ENGINES = ["auto", "tesseract", "openai", "anthropic", "none"] as const;

@@ -62,7 +62,12 @@ export async function createServices(
   const pageViews = new PageViews(app.blobs, pool, { cache: new BlobStore(join(app.dataDir, "cache")) });
   const copies = new PdfCopyWorker(app, { reader: options.copyReader });
   const converter = await converterAvailable();
-  const semantic = config.embeddings ? new SemanticSearch(await createEmbedder(config.embeddings)) : null;
+  const semantic = config.embeddings
+    ? new SemanticSearch(
+      await createEmbedder(config.embeddings),
+      config.embeddings.minSimilarity === undefined ? {} : { minSimilarity: config.embeddings.minSimilarity },
+    )
+    : null;
   const services: Services = {
     app,
     config,

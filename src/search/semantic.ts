@@ -29,9 +29,39 @@ export type SearchStatus =
     mode: "hybrid";
     provider: Embedder["provider"];
     model: string;
+    /** The cosine a nearest passage needs to join the results. */
+    min_similarity: number;
     documents: { with_vectors: number; waiting: number };
     last_error?: string;
   };
+
+/** The lexical ranking and the passages nearest to the query, each with how far it stands out, before fusion. */
+export interface SearchCandidates {
+  lexical: SearchHit[];
+  /** Nearest first, each with its cosine similarity to the query. */
+  semantic: Array<{ hit: SearchHit; similarity: number }>;
+}
+
+/** How the two rankings are fused. */
+export interface FusionOptions {
+  /** How much the vector ranking weighs against the lexical one's 1. */
+  semanticWeight: number;
+  /**
+   * A nearest passage joins only when its cosine similarity to the query is
+   * at least this: a query near nothing finds nothing by its vector, so
+   * "Nothing matched." still means something with a model on. Each model has
+   * its own scale of cosines (`SERGO_EMBEDDINGS_MIN_SIMILARITY`).
+   */
+  minSimilarity: number;
+}
+
+/**
+ * Weight 1 (fusion as published) and a floor of cosine 0 (no model calls a
+ * passage at or below it related). With the tests' model no floor below 1
+ * keeps fusion from losing to lexical search on the tuning questions (see the
+ * README), so a deployment sets its model's floor from `deno task bench --only semantic`.
+ */
+export const DEFAULT_FUSION: Readonly<FusionOptions> = { semanticWeight: 1, minSimilarity: 0 };
 
 /** Semantic search over one embedding model. */
 export class SemanticSearch {
@@ -39,12 +69,12 @@ export class SemanticSearch {
   #lastError: string | null = null;
   readonly #queries = new Map<string, Float32Array>();
 
-  /** How much the vector ranking weighs in the fusion against the lexical one's 1 (the benchmark varies it). */
-  readonly semanticWeight: number;
+  /** How the rankings are fused (the benchmark varies it). */
+  readonly fusion: FusionOptions;
 
-  constructor(embedder: Embedder, options: { semanticWeight?: number } = {}) {
+  constructor(embedder: Embedder, options: Partial<FusionOptions> = {}) {
     this.embedder = embedder;
-    this.semanticWeight = options.semanticWeight ?? 1;
+    this.fusion = { ...DEFAULT_FUSION, ...options };
   }
 
   /** The model whose vectors are compared. */
@@ -63,26 +93,34 @@ export class SemanticSearch {
 
   /** The lexical and the vector rankings, fused; the lexical one alone if the query cannot be embedded. */
   async search(db: DatabaseSync, options: SearchOptions): Promise<SearchHit[]> {
+    return fuse(await this.candidates(db, options), options.depth, this.fusion);
+  }
+
+  /** Both rankings of a query, unfused (the semantic one empty if the query cannot be embedded). */
+  async candidates(db: DatabaseSync, options: SearchOptions): Promise<SearchCandidates> {
     const lexical = searchPassages(db, options);
     const query = await this.#queryVector(options.query);
-    if (query === null) return lexical;
+    if (query === null) return { lexical, semantic: [] };
+    let norm = 0;
+    for (const x of query) norm += x * x;
+    norm = Math.sqrt(norm);
     const near = nearestPassages(db, this.model, options, query, options.depth);
-    const semantic: SearchHit[] = [];
+    const semantic: SearchCandidates["semantic"] = [];
     for (const passage of near) {
       const row = passageAt(db, passage.document_id, passage.ordinal);
       if (!row) continue;
-      semantic.push({
+      const hit = {
         document_id: passage.document_id,
         page: row.page,
         section: row.section,
         marked: row.marked === 1,
         text: row.text,
         rank: -passage.score,
-      });
+      };
+      // Scores are the cosine times the query's norm.
+      semantic.push({ hit, similarity: norm > 0 ? passage.score / norm : 0 });
     }
-    return reciprocalRankFusion([lexical, semantic], passageKey, options.depth, {
-      weights: [1, this.semanticWeight],
-    });
+    return { lexical, semantic };
   }
 
   /** What `/healthz` shows. */
@@ -92,6 +130,7 @@ export class SemanticSearch {
       mode: "hybrid",
       provider: this.embedder.provider,
       model: this.model,
+      min_similarity: this.fusion.minSimilarity,
       documents: { with_vectors: coverage.ready, waiting: coverage.pending },
       ...(this.#lastError !== null ? { last_error: this.#lastError } : {}),
     };
@@ -120,6 +159,16 @@ export class SemanticSearch {
       return null;
     }
   }
+}
+
+/** Fuses the rankings by reciprocal rank, the nearest passages below the similarity floor left out. */
+export function fuse(candidates: SearchCandidates, depth: number, fusion: FusionOptions): SearchHit[] {
+  const semantic = candidates.semantic.filter((near) => near.similarity >= fusion.minSimilarity)
+    .map((near) => near.hit);
+  if (semantic.length === 0) return candidates.lexical.slice(0, depth);
+  return reciprocalRankFusion([candidates.lexical, semantic], passageKey, depth, {
+    weights: [1, fusion.semanticWeight],
+  });
 }
 
 /** The same passage from either ranking. */

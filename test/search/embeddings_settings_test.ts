@@ -46,6 +46,23 @@ Deno.test("bad embedding settings stop serve with one clear line", async () => {
     { SERGO_EMBEDDINGS_MODEL_DIR: empty.path, SERGO_EMBEDDINGS_QUERY_PREFIX: "x".repeat(101) },
     /at most 100/,
   );
+  await refused(
+    {
+      SERGO_EMBEDDINGS_URL: "http://127.0.0.1:1/v1",
+      SERGO_EMBEDDINGS_MODEL: "e5",
+      SERGO_EMBEDDINGS_MIN_SIMILARITY: "high",
+    },
+    /SERGO_EMBEDDINGS_MIN_SIMILARITY must be a cosine similarity from -1 to 1, got "high"/,
+  );
+  await refused(
+    {
+      SERGO_EMBEDDINGS_URL: "http://127.0.0.1:1/v1",
+      SERGO_EMBEDDINGS_MODEL: "e5",
+      SERGO_EMBEDDINGS_MIN_SIMILARITY: "1.5",
+    },
+    /from -1 to 1, got "1.5"/,
+  );
+  await refused({ SERGO_EMBEDDINGS_MIN_SIMILARITY: "0.8" }, /SERGO_EMBEDDINGS_MIN_SIMILARITY needs a model/);
 });
 
 /** Runs `main.ts serve` with `env` until its /healthz answers; returns what it says about search. */
@@ -101,13 +118,16 @@ Deno.test("/healthz says which search is in use: lexical, an endpoint's model, o
     mode: "hybrid",
     provider: "openai",
     model: "openai:glove-sif-60k",
+    min_similarity: 0,
     documents: { with_vectors: 0, waiting: 0 },
   });
   const local = await searchHealth({
     SERGO_EMBEDDINGS_MODEL_DIR: await gloveModelDir(),
     SERGO_EMBEDDINGS_QUERY_PREFIX: "query: ",
     SERGO_EMBEDDINGS_PASSAGE_PREFIX: "passage: ",
+    SERGO_EMBEDDINGS_MIN_SIMILARITY: "0.7",
   });
   assert.equal(local.provider, "onnx");
+  assert.equal(local.min_similarity, 0.7, "the similarity floor is the one set");
   assert.match(local.model as string, /^onnx:glove-sif-60k:[0-9a-f]{16} passage-prefix="passage: "$/);
 });

@@ -156,10 +156,11 @@ async function streamMultipart(
       ) => {
         const name = info.filename ?? "";
         streams.push(stream);
+        // In the form's order, whichever temporary file is ready first.
+        const entry: UploadedFile = { name, tempPath: "", size: 0 };
+        files.push(entry);
         writes.push((async () => {
-          const tempPath = await blobs.tempPath();
-          const entry: UploadedFile = { name, tempPath, size: 0 };
-          files.push(entry);
+          const tempPath = entry.tempPath = await blobs.tempPath();
           using file = await Deno.open(tempPath, { write: true, create: true, truncate: true });
           const writer = file.writable.getWriter();
           let limited = false;

@@ -104,3 +104,33 @@ Deno.test("sign-in throttle: guesses spread over many addresses slow new address
     "the address that signed in before goes ahead",
   );
 });
+
+Deno.test("sign-in throttle: after 5 failures of an account from an address the waits double, 1 s, 2 s, 4 s…, up to 15 minutes, and end with a success", () => {
+  let now = 0;
+  const throttle = new SignInThrottle({ now: () => now });
+  const who = { email: "ava@example.com", address: "192.0.2.7" };
+  const fail = () => {
+    const attempt = throttle.reserve(who);
+    assert.ok(!("waitMs" in attempt), `an attempt at ${now} ms may go ahead`);
+  };
+  const wait = () => {
+    const attempt = throttle.reserve(who);
+    return "waitMs" in attempt ? attempt.waitMs : 0;
+  };
+  for (let i = 0; i < 5; i++) fail();
+  const waits: number[] = [];
+  for (let i = 0; i < 12; i++) {
+    waits.push(wait());
+    now += waits.at(-1)! - 1;
+    assert.equal(wait(), 1, "1 ms before its wait is over, an attempt still waits 1 ms");
+    now += 1;
+    fail();
+  }
+  assert.deepEqual(waits, [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 900, 900].map((s) => s * 1000));
+  // A success forgets the failures of that account from that address.
+  now += wait();
+  const success = throttle.reserve(who);
+  assert.ok(!("waitMs" in success));
+  success.succeed();
+  assert.equal(wait(), 0);
+});

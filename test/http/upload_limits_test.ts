@@ -123,6 +123,7 @@ Deno.test("an empty file in a multipart upload is recorded by its name (processi
   };
   const names = async (response: Response) => {
     assert.equal(response.status, 201);
+    // In the form's order.
     return (await response.json()).documents.map((d: { name: string }) => d.name);
   };
   assert.deepEqual(await names(await upload([["notes.txt", new Uint8Array()]])), ["notes.txt"]);
@@ -137,4 +138,72 @@ Deno.test("an empty file in a multipart upload is recorded by its name (processi
   assert.equal((await none.json()).message, "The upload holds no file: add one or more files");
   assert.equal(server.app.head().position, before, "nothing recorded");
   assert.deepEqual(await names(await upload([["", new Uint8Array()], ["again.md", text]])), ["again.md"]);
+});
+
+Deno.test("with duplicates=refuse the same bytes in the same folder are a 409 naming the twin, recorded once; elsewhere, or without it, they are kept", async () => {
+  const { server, ava$ } = await setup();
+  await using _ = server;
+  const upload = (name: string, fields: Record<string, string>) => {
+    const form = new FormData();
+    for (const [key, value] of Object.entries(fields)) form.set(key, value);
+    form.append("file", new File([text as BlobPart], name));
+    return ava$("/api/documents", { method: "POST", body: form });
+  };
+  for (const path of ["Notes", "Elsewhere"]) {
+    const made = await ava$("/api/folders", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ path }),
+    });
+    assert.equal(made.status, 201);
+    await made.body?.cancel();
+  }
+  const first = await upload("readme.md", { folder: "Notes", duplicates: "refuse" });
+  assert.equal(first.status, 201, await first.clone().text());
+  await first.body?.cancel();
+  const twin = await upload("copy.md", { folder: "Notes", duplicates: "refuse" });
+  assert.equal(twin.status, 409);
+  assert.deepEqual(await twin.json(), {
+    code: "conflict",
+    message:
+      '"copy.md" is already in this folder as "readme.md" (the same bytes): choose "Upload anyway" to keep both',
+  });
+  const kept = await upload("anyway.md", { folder: "Notes", duplicates: "keep" });
+  assert.equal(kept.status, 201);
+  await kept.body?.cancel();
+  const elsewhere = await upload("other.md", { folder: "Elsewhere", duplicates: "refuse" });
+  assert.equal(elsewhere.status, 201);
+  await elsewhere.body?.cancel();
+  const listed = await (await ava$("/api/documents?limit=100")).json();
+  assert.deepEqual(listed.items.map((d: { name: string }) => d.name).sort(), [
+    "anyway.md",
+    "other.md",
+    "readme.md",
+  ]);
+});
+
+Deno.test("a JSON API body sent as another content type is a 415 with a sentence, and records nothing", async () => {
+  const { server, ava$ } = await setup();
+  await using _ = server;
+  const before = server.app.head().position;
+  for (const type of ["text/plain", "application/x-www-form-urlencoded"]) {
+    const response = await ava$("/api/folders", {
+      method: "POST",
+      headers: { "content-type": type },
+      body: JSON.stringify({ path: "Energy outlooks" }),
+    });
+    assert.equal(response.status, 415, type);
+    assert.deepEqual(await response.json(), {
+      code: "unsupported",
+      message: "Send the body as JSON (Content-Type: application/json)",
+    });
+  }
+  assert.equal(server.app.head().position, before);
+  const json = await ava$("/api/folders", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ path: "Energy outlooks" }),
+  });
+  assert.equal(json.status, 201);
+  await json.body?.cancel();
 });

@@ -32,6 +32,7 @@ const OAUTH_FLOW = "test/auth/oauth_flow_test.ts";
 const SSE = "test/mcp/sse_test.ts";
 const CONSOLE_NEWCOMER = "test/e2e/console_newcomer_test.ts";
 const SIGN_IN = "test/console/sign_in_test.ts";
+const PASSWORD_LINKS = "test/console/password_links_test.ts";
 const SEMANTIC = "test/search/semantic_test.ts";
 const TEXT_QUALITY = "test/processing/text_quality_test.ts";
 const REQUEST_SHAPES = "test/mcp/request_shapes_test.ts";
@@ -700,14 +701,14 @@ export const MUTATIONS: Mutation[] = [
     file: "src/domain/people.ts",
     from: "if (!link || Date.parse(link.expires_at) <= app.now().getTime()) return null;",
     to: "if (!link) return null;",
-    tests: [CONSOLE_NEWCOMER],
+    tests: [PASSWORD_LINKS, CONSOLE_NEWCOMER],
   },
   {
     name: "console: forms of another content type read",
     file: "src/console/console.ts",
     from: 'if (type.startsWith("application/x-www-form-urlencoded") && request.body) {',
     to: "if (request.body) {",
-    tests: [CONSOLE_NEWCOMER, "test/console/sign_in_test.ts"],
+    tests: [PASSWORD_LINKS, "test/console/sign_in_test.ts"],
   },
   {
     name: "uploads: a duplicate kept when duplicates are refused",
@@ -800,11 +801,13 @@ export const MUTATIONS: Mutation[] = [
     tests: [SEMANTIC],
   },
   {
+    // (Over a key's own folders the person check is redundant: folder ids are one person's. Over all of a
+    // person's folders it is the only check.)
     name: "semantic search: another person's documents searched",
     file: "src/search/vectors.ts",
-    from: "sql: `d.person_id = ? AND (d.folder_id IN",
-    to: "sql: `(d.person_id = ? OR 1) AND (d.folder_id IN",
-    tests: [SEMANTIC],
+    from: '"d.person_id = ? AND (d.folder_id IS NOT NULL OR',
+    to: '"(d.person_id = ? OR 1) AND (d.folder_id IS NOT NULL OR',
+    tests: ["test/search/semantic_scope_test.ts"],
   },
 
   // Standard

@@ -1,0 +1,94 @@
+/**
+ * The console's password links and forms: an invitation link opens its page
+ * until it expires and is the not-valid page from then on (a look or a post);
+ * a form is read only when it is sent as a form, so a body of another content
+ * type (what a cross-site text/plain form sends) signs nobody in.
+ */
+import assert from "node:assert/strict";
+import { loadConfig } from "../../src/config.ts";
+import { startServer } from "../../src/cli/serve.ts";
+import { hashPassword } from "../../src/auth/passwords.ts";
+import { addPerson, issuePasswordLink, setPasswordHash } from "../../src/domain/people.ts";
+import { getPersonByEmail } from "../../projections/catalogue.ts";
+import { tempDir } from "../helpers/temp.ts";
+import { Browser } from "../auth/_oauth.ts";
+
+const NOT_VALID = "This link is not valid: it works once and expires. Ask an administrator for a new one.";
+const PASSWORD = "a long passphrase of my own";
+
+async function serving(now: () => Date) {
+  const dir = await tempDir("sergo-links-");
+  const running = await startServer(loadConfig(["--data", dir.path, "--port", "0"]), { quiet: true, now });
+  // Someone exists, so serve offers no setup address.
+  await addPerson(running.app, { name: "Ava Bennett", email: "ava@example.com" });
+  return {
+    running,
+    async [Symbol.asyncDispose]() {
+      await running.stop();
+      await dir[Symbol.asyncDispose]();
+    },
+  };
+}
+
+Deno.test("an invitation link opens its page until the moment it expires; from then on a look or a post is the not-valid page", async () => {
+  let now = Date.now();
+  await using s = await serving(() => new Date(now));
+  const ben = await addPerson(s.running.app, { name: "Ben Okafor", email: "ben@example.com" });
+  const { token, expiresAt } = await issuePasswordLink(
+    s.running.app,
+    { personId: ben.person_id, purpose: "invite" },
+    "cli",
+  );
+  const browser = new Browser(s.running.url);
+  const look = async () => {
+    const response = await browser.fetch(`/password?token=${token}`);
+    return [response.status, (await response.text()).includes(NOT_VALID)];
+  };
+  now = Date.parse(expiresAt) - 1;
+  assert.deepEqual(await look(), [200, false]);
+  now = Date.parse(expiresAt);
+  assert.deepEqual(await look(), [404, true]);
+  const post = await browser.post("/password", [["token", token], ["password", PASSWORD], [
+    "password2",
+    PASSWORD,
+  ]]);
+  assert.equal(post.status, 404);
+  assert.ok((await post.text()).includes(NOT_VALID));
+  assert.equal(getPersonByEmail(s.running.app.db, "ben@example.com")!.password_hash, null);
+});
+
+Deno.test("a sign-in sent as text/plain or JSON is not read as a form: 403 'This form has expired', no session; sent as a form it signs in", async () => {
+  await using s = await serving(() => new Date());
+  const ava = getPersonByEmail(s.running.app.db, "ava@example.com")!;
+  await setPasswordHash(s.running.app, ava.person_id, await hashPassword(PASSWORD));
+  const browser = new Browser(s.running.url);
+  await (await browser.fetch("/sign-in")).body?.cancel();
+  const fields = new URLSearchParams([
+    ["csrf", browser.cookie("sergo_csrf")!],
+    ["email", "ava@example.com"],
+    ["password", PASSWORD],
+  ]);
+  const origin = new URL(s.running.url).origin;
+  const bodies: Array<[string, string]> = [
+    ["text/plain", fields.toString()],
+    ["application/json", JSON.stringify(Object.fromEntries(fields))],
+  ];
+  for (const [type, body] of bodies) {
+    const response = await browser.fetch("/sign-in", {
+      method: "POST",
+      headers: { "content-type": type, origin },
+      body,
+    });
+    assert.equal(response.status, 403, type);
+    assert.ok((await response.text()).includes("This form has expired — try again."), type);
+    assert.equal(browser.cookie("sergo_session"), undefined, type);
+  }
+  const form = await browser.fetch("/sign-in", {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded", origin },
+    body: fields,
+  });
+  assert.equal(form.status, 303);
+  await form.body?.cancel();
+  assert.ok(browser.cookie("sergo_session"), "signed in");
+});

@@ -5,7 +5,7 @@
  * @module
  */
 import { DatabaseSync, type StatementSync } from "node:sqlite";
-import type { EventStore } from "../events/store.ts";
+import { type EventStore, StoredEventError } from "../events/store.ts";
 import type { RecordedEvent } from "../events/types.ts";
 import { noteApplied } from "./changes.ts";
 import type { Projection } from "./projection.ts";
@@ -85,7 +85,16 @@ export class Projector {
     let applied = 0;
     const head = store.head().position;
     for (;;) {
-      const events = store.readFrom(this.position, batchSize);
+      let events: readonly RecordedEvent[];
+      try {
+        events = store.readFrom(this.position, batchSize);
+      } catch (error) {
+        // An event this version cannot read (a type or schema from a newer version sharing the log): the
+        // projections stop before it, for good, and /healthz says so, rather than serve without it.
+        if (!(error instanceof StoredEventError)) throw error;
+        this.#failure = new Error(error.message);
+        throw this.#failure;
+      }
       if (events.length === 0) break;
       this.applyBatch(events);
       applied += events.length;

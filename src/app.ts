@@ -230,11 +230,14 @@ export class SergoApp {
   /** Watches the log for events appended by other processes, every `intervalMs`. */
   watch(intervalMs = 250): void {
     if (this.#poll !== null) return;
+    let reported: unknown = null;
     this.#poll = setInterval(() => {
       try {
         if (this.store.head().position > this.#seen) this.catchUp();
       } catch (error) {
-        console.error("Catching up with the log failed:", error);
+        // Once per failure: the projector's lasts (an event it cannot read stays so), /healthz shows it.
+        if (error !== reported) console.error("Catching up with the log failed:", error);
+        reported = error;
       }
     }, intervalMs);
   }

@@ -39,7 +39,13 @@ function checkName(sha256: string): void {
 
 /** Opens the blob tables at `url` (creating them if needed); temporary upload files go under `tempRoot`. */
 export async function openPostgresBlobStore(url: string, tempRoot: string): Promise<PostgresBlobStore> {
-  const sql = postgres(url, { max: 2, onnotice: () => {}, connect_timeout: 10 }) as unknown as Sql;
+  // Reconnect within half a second, as the log does (the driver's default waits up to 20 s after failures).
+  const sql = postgres(url, {
+    max: 2,
+    onnotice: () => {},
+    connect_timeout: 10,
+    backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 0.5),
+  }) as unknown as Sql;
   try {
     await sql.begin(async (tx) => {
       await tx`SELECT pg_advisory_xact_lock(8317402)`;

@@ -42,15 +42,23 @@ export function createHandler(deps: HttpDeps): Handler {
         const head = deps.app.head();
         const behind = head.position - deps.app.projector.position;
         const writer = deps.app.store.writerStatus();
+        const failure = deps.app.projector.failure;
+        // 503 while the projections cannot follow the log (a load balancer then sends no reads here: they
+        // would miss what came after, a deleted key for one); a writer problem (the database down) is every
+        // replica's alike, and each answers calls with 503 itself.
         return json({
-          ok: deps.app.projector.failure === null && writer.ok,
+          ok: failure === null && writer.ok,
           version: VERSION,
           log: { position: head.position, hash: head.hash },
           // "stuck: …" when a commit waits too long for the log's writer thread.
           writer: writer.ok ? "ok" : `stuck: ${writer.problem}`,
-          projections: { position: deps.app.projector.position, behind },
+          projections: {
+            position: deps.app.projector.position,
+            behind,
+            ...(failure ? { failure: failure.message } : {}),
+          },
           ...(deps.health ? await deps.health() : {}),
-        });
+        }, failure === null ? 200 : 503);
       }
       if (url.pathname === "/mcp" && deps.mcp) return await deps.mcp(request, info);
       if ((url.pathname === "/sse" || url.pathname === "/sse/messages") && deps.sse) {

@@ -11,7 +11,10 @@
  *   `DocumentUploaded`, the log has no gap; the other two answer every call
  *   once HAProxy has marked the dead one down; the killed replica restarts on
  *   its data directory, and every replica's projections equal a fresh replay
- *   of the log (no event applied twice or missed).
+ *   of the log (no event applied twice or missed);
+ * - an event this version cannot read (a newer version's, in a rolling
+ *   upgrade): every replica's `/healthz` answers 503 naming it and HAProxy
+ *   takes them out, rather than serve reads that miss what came after.
  */
 import assert from "node:assert/strict";
 import postgres from "postgres";
@@ -341,6 +344,50 @@ Deno.test("three replicas on one PostgreSQL behind HAProxy", async (t) => {
       );
       assert.match(digests[3]!, /^[0-9a-f]{64}$/);
       assert.deepEqual(digests, [digests[3], digests[3], digests[3], digests[3]]);
+    },
+  );
+
+  await t.step(
+    "an event of a newer version: every older replica leaves the balancer instead of serving without it",
+    async () => {
+      await Promise.all(cluster.replicas.map((replica) => cluster.restart(replica.index)));
+      for (const replica of cluster.replicas) await cluster.waitFor(replica.index, "UP");
+      // What a newer Sergo sharing the log during a rolling upgrade could append: a type this one does not know.
+      const sql = postgres(cluster.databaseUrl, { max: 1, onnotice: () => {} });
+      let position = 0;
+      try {
+        const payload = [{
+          stream: "future-1",
+          stream_json: JSON.stringify("future-1"),
+          expected: "any",
+          events: [{
+            type: "FutureThing",
+            type_json: JSON.stringify("FutureThing"),
+            schema_version: 1,
+            data: "{}",
+            metadata: JSON.stringify({ time: new Date().toISOString(), actor: "sergo-next" }),
+          }],
+        }];
+        const [row] = await sql<{ answer: { results: { first: number }[] } }[]>`
+        SELECT sergo_append(${JSON.stringify(payload)}::text::jsonb) AS answer`;
+        position = row!.answer.results[0]!.first;
+      } finally {
+        await sql.end();
+      }
+      for (const replica of cluster.replicas) {
+        await cluster.waitFor(replica.index, "DOWN");
+        const health = await fetch(`${replica.url}/healthz`);
+        assert.equal(health.status, 503);
+        const body = await health.json() as { ok: boolean; projections: { failure?: string } };
+        assert.equal(body.ok, false);
+        assert.equal(
+          body.projections.failure,
+          `Cannot read event ${position}: unknown event type "FutureThing"`,
+        );
+      }
+      const through = await fetch(`${cluster.url}/healthz`);
+      await through.body?.cancel();
+      assert.equal(through.status, 503, "HAProxy has no replica left to send reads to");
     },
   );
 });

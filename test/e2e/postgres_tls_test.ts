@@ -1,0 +1,69 @@
+/**
+ * `SERGO_DATABASE_URL`'s TLS options against a real PostgreSQL that accepts
+ * only TLS connections (`hostssl` in pg_hba.conf), through main.ts:
+ * `sslmode=verify-full` connects when the server's CA is among Deno's roots
+ * (`DENO_CERT`) and is refused in one line when it is not; `sslmode=require`
+ * connects without checking the certificate (as libpq's does, which the
+ * README warns about); without TLS the server refuses.
+ */
+import assert from "node:assert/strict";
+import postgres from "postgres";
+import { makeLocalhostCertificate } from "../helpers/certificates.ts";
+import { startThrowawayCluster } from "../helpers/postgres.ts";
+import { runCli, tempDir } from "../helpers/temp.ts";
+
+Deno.test("SERGO_DATABASE_URL over TLS: verify-full checks the server's certificate, require does not, plain is refused", async () => {
+  await using database = await startThrowawayCluster();
+  await using certs = await tempDir();
+  const made = await makeLocalhostCertificate(certs.path);
+  const admin = postgres(database.adminUrl, { max: 1, onnotice: () => {} });
+  try {
+    const [row] = await admin<{ data_directory: string }[]>`SHOW data_directory`;
+    const dataDir = row!.data_directory;
+    // The server reads its key as its own user, mode 0600; only TLS connections are let in.
+    await Deno.copyFile(made.cert, `${dataDir}/server.crt`);
+    await Deno.copyFile(made.key, `${dataDir}/server.key`);
+    const owner = await Deno.stat(`${dataDir}/PG_VERSION`);
+    for (const file of ["server.crt", "server.key"]) {
+      await Deno.chown(`${dataDir}/${file}`, owner.uid, owner.gid);
+      await Deno.chmod(`${dataDir}/${file}`, 0o600);
+    }
+    await Deno.writeTextFile(
+      `${dataDir}/pg_hba.conf`,
+      "local all all trust\nhostssl all all 127.0.0.1/32 trust\n",
+    );
+    await admin`ALTER SYSTEM SET ssl = on`;
+    await admin`SELECT pg_reload_conf()`;
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(database.adminUrl);
+  const verify = async (query: string, env: Record<string, string> = {}) => {
+    await using dir = await tempDir();
+    return await runCli(["log", "verify", "--data", dir.path], {
+      env: { SERGO_DATABASE_URL: `${url.href}${query}`, ...env },
+    });
+  };
+  const trusted = await verify("?sslmode=verify-full", { DENO_CERT: made.ca });
+  assert.equal(trusted.code, 0, trusted.stderr);
+  assert.match(trusted.stdout, /^ok: 0 events, head 0 0{64}\n$/);
+
+  const untrusted = await verify("?sslmode=verify-full");
+  assert.equal(untrusted.code, 1);
+  const lines = untrusted.stderr.trimEnd().split("\n");
+  assert.equal(lines.length, 1, untrusted.stderr);
+  assert.match(
+    lines[0]!,
+    new RegExp(
+      `^sergo log verify failed: Cannot open the log at 127\\.0\\.0\\.1:${url.port}/postgres: .*cert`,
+      "i",
+    ),
+  );
+
+  const unchecked = await verify("?sslmode=require");
+  assert.equal(unchecked.code, 0, unchecked.stderr);
+
+  const plain = await verify("");
+  assert.equal(plain.code, 1);
+  assert.match(plain.stderr, /no pg_hba\.conf entry .*no encryption/);
+});

@@ -833,6 +833,21 @@ export const MUTATIONS: Mutation[] = [
     tests: [TEXT_QUALITY],
   },
 
+  {
+    name: "standard: 25 characters beside a picture still tiny",
+    file: "src/processing/text_quality.ts",
+    from: "if (chars < TINY_TEXT_CHARS && ",
+    to: "if (chars <= TINY_TEXT_CHARS && ",
+    tests: [TEXT_QUALITY],
+  },
+  {
+    name: "standard: a picture of exactly 12% not counted as large",
+    file: "src/processing/text_quality.ts",
+    from: "layout.largestPicture >= 0.12",
+    to: "layout.largestPicture > 0.12",
+    tests: [TEXT_QUALITY],
+  },
+
   // depth limits
   {
     name: "events: data of any depth recorded",

@@ -66,3 +66,22 @@ Deno.test("odd words: misread glyphs are odd, names, codes, units and acronyms a
     assert.ok(!oddWord(w), w);
   }
 });
+
+Deno.test("a few characters over a large picture (a scanner's stamp) are a tiny layer: fewer than 25 beside a picture of 12% or more", () => {
+  const scan = { largestPicture: 0.95, pictures: 1, paths: 0 };
+  assert.equal(judgeTextLayer("Scanned by CamScanner", scan), "tiny");
+  assert.equal(judgeTextLayer("Scanned by CamScanner", null), "tiny", "no layout known: judged as a scan");
+  const chars24 = "Received 2023-04-17 #0041A"; // a date stamp: 24 characters once spaces are left out
+  assert.equal(chars24.replace(/\s+/g, "").length, 24);
+  assert.equal(judgeTextLayer(chars24, { largestPicture: 0.12, pictures: 1, paths: 0 }), "tiny");
+  assert.equal(
+    judgeTextLayer(`${chars24}y`, { largestPicture: 0.12, pictures: 1, paths: 0 }),
+    null,
+    "25 are kept",
+  );
+  assert.equal(
+    judgeTextLayer(chars24, { largestPicture: 0.11, pictures: 1, paths: 0 }),
+    null,
+    "a small picture",
+  );
+});

@@ -119,6 +119,16 @@ const schemas = {
     /** Until when others leave the document to that worker. */
     lease_until: isoTime.optional(),
   }),
+  /**
+   * The worker holding a document's processing lease is still at it: others
+   * keep away until the new `lease_until` (appended at the stream's version
+   * the worker knows, so a lease taken over meanwhile is not renewed).
+   */
+  ProcessingLeaseRenewed: z.object({
+    document_id: id,
+    worker: z.string().min(1).max(100),
+    lease_until: isoTime,
+  }),
   DocumentProcessed: z.object({
     document_id: id,
     preset: z.enum(PRESETS),
@@ -144,6 +154,14 @@ const schemas = {
   }),
 
   PdfCopyRequested: z.object({ document_id: id }),
+  /** A worker took a pending PDF copy: others leave it alone until `lease_until` (renewed while it works). */
+  PdfCopyStarted: z.object({ document_id: id, worker: z.string().min(1).max(100), lease_until: isoTime }),
+  /** The worker making a PDF copy is still at it, until the new `lease_until`. */
+  PdfCopyLeaseRenewed: z.object({
+    document_id: id,
+    worker: z.string().min(1).max(100),
+    lease_until: isoTime,
+  }),
   PdfCopyMade: z.object({
     document_id: id,
     sha256,
@@ -298,10 +316,13 @@ export const EVENT_VERSIONS: { readonly [K in EventType]: number } = {
   DocumentDeleted: 1,
   ProcessingRequested: 1,
   ProcessingStarted: 1,
+  ProcessingLeaseRenewed: 1,
   DocumentProcessed: 1,
   TranscriptionProgressed: 1,
   ProcessingFailed: 1,
   PdfCopyRequested: 1,
+  PdfCopyStarted: 1,
+  PdfCopyLeaseRenewed: 1,
   PdfCopyMade: 1,
   PdfCopyFailed: 1,
   PassagesEmbedded: 1,

@@ -113,10 +113,13 @@ const HANDLES: readonly EventType[] = [
   "DocumentDeleted",
   "ProcessingRequested",
   "ProcessingStarted",
+  "ProcessingLeaseRenewed",
   "DocumentProcessed",
   "TranscriptionProgressed",
   "ProcessingFailed",
   "PdfCopyRequested",
+  "PdfCopyStarted",
+  "PdfCopyLeaseRenewed",
   "PdfCopyMade",
   "PdfCopyFailed",
   "PassagesEmbedded",
@@ -369,8 +372,14 @@ function describeEvent(db: DatabaseSync, event: RecordedEvent): Described {
         preset: event.data.preset,
         reason: event.data.reason,
       });
+    case "ProcessingLeaseRenewed":
+      return docBase(event.data.document_id, "processing lease renewed", { worker: event.data.worker });
     case "PdfCopyRequested":
       return docBase(event.data.document_id, "pdf copy requested");
+    case "PdfCopyStarted":
+      return docBase(event.data.document_id, "pdf copy started", { worker: event.data.worker });
+    case "PdfCopyLeaseRenewed":
+      return docBase(event.data.document_id, "pdf copy lease renewed", { worker: event.data.worker });
     case "PdfCopyMade":
       return docBase(event.data.document_id, "pdf copy made", {
         sha256: event.data.sha256,

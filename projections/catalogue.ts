@@ -87,6 +87,7 @@ const TABLES = [
   "cat_pages",
   "cat_chunks",
   "cat_progress",
+  "cat_copy_leases",
 ] as const;
 
 /** The catalogue projection. */
@@ -107,10 +108,13 @@ export const catalogue: Projection = {
     "DocumentDeleted",
     "ProcessingRequested",
     "ProcessingStarted",
+    "ProcessingLeaseRenewed",
     "DocumentProcessed",
     "TranscriptionProgressed",
     "ProcessingFailed",
     "PdfCopyRequested",
+    "PdfCopyStarted",
+    "PdfCopyLeaseRenewed",
     "PdfCopyMade",
     "PdfCopyFailed",
   ],
@@ -150,6 +154,9 @@ export const catalogue: Projection = {
       ) WITHOUT ROWID;
       CREATE TABLE IF NOT EXISTS cat_progress (
         document_id TEXT PRIMARY KEY, pages_done INTEGER NOT NULL, pages_total INTEGER NOT NULL
+      ) WITHOUT ROWID;
+      CREATE TABLE IF NOT EXISTS cat_copy_leases (
+        document_id TEXT PRIMARY KEY, worker TEXT NOT NULL, lease_until TEXT NOT NULL
       ) WITHOUT ROWID;
       CREATE TABLE IF NOT EXISTS cat_chunks (
         document_id TEXT NOT NULL, ord INTEGER NOT NULL, page INTEGER NOT NULL, section TEXT,
@@ -247,7 +254,7 @@ export const catalogue: Projection = {
         );
         return;
       case "DocumentDeleted":
-        for (const table of ["cat_documents", "cat_pages", "cat_chunks", "cat_progress"]) {
+        for (const table of ["cat_documents", "cat_pages", "cat_chunks", "cat_progress", "cat_copy_leases"]) {
           statement(db, `DELETE FROM ${table} WHERE document_id = ?`).run(event.data.document_id);
         }
         return;
@@ -271,6 +278,13 @@ export const catalogue: Projection = {
           event.data.document_id,
         );
         return;
+      case "ProcessingLeaseRenewed":
+        statement(
+          db,
+          `UPDATE cat_documents SET processing_lease_until = ?
+           WHERE document_id = ? AND status = 'processing' AND processing_worker = ?`,
+        ).run(event.data.lease_until, event.data.document_id, event.data.worker);
+        return;
       case "DocumentProcessed":
         statement(db, "DELETE FROM cat_progress WHERE document_id = ?").run(event.data.document_id);
         applyProcessed(db, event.data);
@@ -293,16 +307,30 @@ export const catalogue: Projection = {
         );
         return;
       case "PdfCopyRequested":
+        statement(db, "DELETE FROM cat_copy_leases WHERE document_id = ?").run(event.data.document_id);
         statement(
           db,
           "UPDATE cat_documents SET pdf_copy_status = 'pending', pdf_copy_reason = NULL WHERE document_id = ?",
         )
           .run(event.data.document_id);
         return;
+      case "PdfCopyStarted":
+        statement(
+          db,
+          `INSERT INTO cat_copy_leases (document_id, worker, lease_until) VALUES (?, ?, ?)
+           ON CONFLICT (document_id) DO UPDATE SET worker = excluded.worker, lease_until = excluded.lease_until`,
+        ).run(event.data.document_id, event.data.worker, event.data.lease_until);
+        return;
+      case "PdfCopyLeaseRenewed":
+        statement(db, "UPDATE cat_copy_leases SET lease_until = ? WHERE document_id = ? AND worker = ?")
+          .run(event.data.lease_until, event.data.document_id, event.data.worker);
+        return;
       case "PdfCopyMade":
+        statement(db, "DELETE FROM cat_copy_leases WHERE document_id = ?").run(event.data.document_id);
         applyPdfCopy(db, event.data);
         return;
       case "PdfCopyFailed":
+        statement(db, "DELETE FROM cat_copy_leases WHERE document_id = ?").run(event.data.document_id);
         statement(
           db,
           "UPDATE cat_documents SET pdf_copy_status = 'failed', pdf_copy_reason = ? WHERE document_id = ?",
@@ -654,14 +682,23 @@ export function claimableProcessing(
  * and whose processing has finished, each person's oldest first (so a worker
  * can take turns between people instead of working down one person's backlog).
  */
-export function copiesReadyPerPerson(db: DatabaseSync, perPerson: number): DocumentRow[] {
+export function copiesReadyPerPerson(
+  db: DatabaseSync,
+  perPerson: number,
+  leases: { now: Date; reclaimFor: string | null },
+): DocumentRow[] {
+  // A copy another worker holds a live lease on is not ready (leases are ISO times, compared as text).
   const rows = statement(
     db,
     `SELECT * FROM (
-       SELECT *, ROW_NUMBER() OVER (PARTITION BY person_id ORDER BY uploaded_position) AS turn
-       FROM cat_documents WHERE pdf_copy_status = 'pending' AND status <> 'processing'
+       SELECT d.*, ROW_NUMBER() OVER (PARTITION BY d.person_id ORDER BY d.uploaded_position) AS turn
+       FROM cat_documents d LEFT JOIN cat_copy_leases l ON l.document_id = d.document_id
+       WHERE d.pdf_copy_status = 'pending' AND d.status <> 'processing'
+         AND (l.document_id IS NULL OR l.lease_until <= ? OR l.worker = ?)
      ) WHERE turn <= ? ORDER BY turn, uploaded_position`,
-  ).all(perPerson) as unknown as Array<RawDocument & { turn: number }>;
+  ).all(leases.now.toISOString(), leases.reclaimFor, perPerson) as unknown as Array<
+    RawDocument & { turn: number }
+  >;
   return rows.map(({ turn: _turn, ...raw }) => toDocument(raw));
 }
 

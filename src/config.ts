@@ -23,6 +23,11 @@ export interface Config {
   rateLimitBurst: number;
   /** How many passages a search looks at. */
   searchDepth: number;
+  /**
+   * How long a worker's claim on a document's processing or PDF copy keeps
+   * other workers (replicas) away, in ms; renewed every third of it while the work goes on.
+   */
+  workLeaseMs: number;
   /** The console's public URL, for connection snippets; default the request's origin. */
   publicUrl: string | null;
   /** TLS certificate and key files for https. */
@@ -162,6 +167,7 @@ export function loadConfig(
     rateLimitPerSecond: integer("SERGO_RATE_LIMIT", env("SERGO_RATE_LIMIT") ?? "50", 1, 1_000_000),
     rateLimitBurst: integer("SERGO_RATE_BURST", env("SERGO_RATE_BURST") ?? "200", 1, 10_000_000),
     searchDepth: integer("SERGO_SEARCH_DEPTH", env("SERGO_SEARCH_DEPTH") ?? "50", 10, 1000),
+    workLeaseMs: integer("SERGO_WORK_LEASE_S", env("SERGO_WORK_LEASE_S") ?? "60", 3, 3600) * 1000,
     publicUrl,
     certFile,
     keyFile,

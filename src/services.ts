@@ -15,6 +15,7 @@ import { converterAvailable } from "./pdf_copy/libreoffice.ts";
 import { PageViews } from "./render/page_cache.ts";
 import { createRenderPool, type RenderPool } from "./render/render_pool.ts";
 import { type CopyReader, PdfCopyWorker } from "./workers/pdf_copy_worker.ts";
+import { openSharedRateLimiter } from "./mcp/shared_rate_limit.ts";
 import { auditRoutes } from "./audit/routes.ts";
 import { dataPaths } from "./app.ts";
 import type { McpDeps } from "./mcp/endpoint.ts";
@@ -55,18 +56,29 @@ export interface Services {
 export async function createServices(
   app: SergoApp,
   config: Config,
-  options: { renderPool?: RenderPool; copyReader?: CopyReader } = {},
+  options: { renderPool?: RenderPool; copyReader?: CopyReader; workerId?: string } = {},
 ): Promise<Services> {
   const pool = options.renderPool ?? createRenderPool();
   // Rendered pages live apart from originals and copies, so the cache folder can be deleted at any time.
   const pageViews = new PageViews(app.blobs, pool, { cache: new BlobStore(join(app.dataDir, "cache")) });
-  const copies = new PdfCopyWorker(app, { reader: options.copyReader });
+  const copies = new PdfCopyWorker(app, {
+    reader: options.copyReader,
+    workerId: options.workerId,
+    leaseMs: config.workLeaseMs,
+  });
   const converter = await converterAvailable();
   const semantic = config.embeddings
     ? new SemanticSearch(
       await createEmbedder(config.embeddings),
       config.embeddings.minSimilarity === undefined ? {} : { minSimilarity: config.embeddings.minSimilarity },
     )
+    : null;
+  // Replicas on one database count each key's calls together there; embedded, this process counts them.
+  const limiter = config.databaseUrl
+    ? await openSharedRateLimiter(config.databaseUrl, {
+      perSecond: config.rateLimitPerSecond,
+      burst: config.rateLimitBurst,
+    })
     : null;
   const services: Services = {
     app,
@@ -123,6 +135,7 @@ export async function createServices(
       }),
       pageViews,
       ...(semantic ? { semantic } : {}),
+      ...(limiter ? { limiter } : {}),
     },
     semantic,
     health: () =>
@@ -144,6 +157,7 @@ export async function createServices(
       await copies.stop();
       pool.close();
       await semantic?.embedder.close();
+      await limiter?.close();
     },
   };
   return services;

@@ -100,7 +100,10 @@ export const extraCommands: Record<string, Command> = {
         if (!doc) throw new DomainError("not_found", `No document with id "${id}"`);
         await requestPdfCopy(app, { personId: doc.person_id, documentId: id }, "cli");
         const { PdfCopyWorker } = await import("../workers/pdf_copy_worker.ts");
-        const worker = new PdfCopyWorker(app);
+        const worker = new PdfCopyWorker(app, {
+          workerId: `cli-${Deno.pid}`,
+          leaseMs: loadConfig([]).workLeaseMs,
+        });
         for (;;) {
           app.catchUp();
           const current = getDocument(app.db, id);

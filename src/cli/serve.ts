@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { join } from "node:path";
 import { openApp, type SergoApp } from "../app.ts";
 import type { Config } from "../config.ts";
 import { createExtractionPool } from "../processing/worker_pool.ts";
@@ -104,15 +105,20 @@ async function startLocked(
   app.watch(250);
   await ensureSigningKey(config.dataDir);
   const pool = createExtractionPool();
+  const workerId = await serveWorkerId(config);
   // PDF copies of Word files are read in the same sandboxed readers as uploads.
-  const services = await createServices(app, config, { copyReader: pool });
+  const services = await createServices(app, config, { copyReader: pool, workerId });
   // First run: nobody to sign in as, so one random address (printed below) creates the first person.
   const setupToken = anyPerson(app.db) ? null : randomId(43);
   services.console = createConsole(services, { setupToken, throttle: options.signInThrottle });
   const standard = await openStandard(config.transcribe);
   services.transcriber = standard.reading.transcriber?.label ?? null;
   services.transcriberMissing = standard.missing;
-  const worker = new ProcessingWorker(app, pool, { workerId: "serve", standard: standard.reading });
+  const worker = new ProcessingWorker(app, pool, {
+    workerId,
+    leaseMs: config.workLeaseMs,
+    standard: standard.reading,
+  });
   const embeddings = services.semantic ? new EmbeddingWorker(app, services.semantic) : null;
   // Workers look for work when an event can make some (not on every MCP call's audit
   // entry), and every few seconds for leases another process left to expire.
@@ -213,6 +219,27 @@ async function startLocked(
       lock.close();
     })();
   return { app, services, embeddings, url, setupUrl, stop, finished: server.finished };
+}
+
+/**
+ * Who this server is in its work leases. Embedded, `serve` (one server per
+ * data directory). On PostgreSQL each replica is `serve-<id>`, the id kept in
+ * its data directory (`replica-id`), so replicas never take each other's
+ * leases before they expire, and a replica restarted on its directory takes
+ * its own back at once.
+ */
+export async function serveWorkerId(config: Config): Promise<string> {
+  if (!config.databaseUrl) return "serve";
+  const path = join(config.dataDir, "replica-id");
+  try {
+    const id = (await Deno.readTextFile(path)).trim();
+    if (/^[A-Za-z0-9_-]{1,40}$/.test(id)) return `serve-${id}`;
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
+  const id = randomId(10);
+  await Deno.writeTextFile(path, `${id}\n`);
+  return `serve-${id}`;
 }
 
 /** Runs the server until SIGINT or SIGTERM. */

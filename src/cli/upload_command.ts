@@ -86,9 +86,11 @@ export async function waitForDocuments(app: SergoApp, ids: readonly string[]): P
   const pending = () => ids.filter((id) => getDocument(app.db, id)?.status === "processing");
   if (pending().length === 0) return;
   const pool = createExtractionPool();
-  const standard = await openStandard(loadConfig([]).transcribe);
+  const config = loadConfig([]);
+  const standard = await openStandard(config.transcribe);
   const worker = new ProcessingWorker(app, pool, {
     workerId: `cli-${Deno.pid}`,
+    leaseMs: config.workLeaseMs,
     only: new Set(ids),
     standard: standard.reading,
   });

@@ -21,7 +21,7 @@ import {
 import type { EventStore } from "../../events/store.ts";
 import { authenticateMcp, type OAuthCheck } from "../auth/mcp_auth.ts";
 import type { Caller } from "./audit.ts";
-import { RateLimiter } from "./rate_limit.ts";
+import { type KeyRateLimit, RateLimiter } from "./rate_limit.ts";
 import {
   answerMessages,
   buildServer,
@@ -60,6 +60,8 @@ export interface McpDeps {
   oauth?: OAuthCheck;
   /** Semantic search, where an embedding model is configured (see `src/search/semantic.ts`). */
   semantic?: SemanticSearch;
+  /** The per-key rate limit; default this process's own buckets (replicas share theirs in PostgreSQL). */
+  limiter?: KeyRateLimit;
 }
 
 /** The protocol versions the endpoint speaks. */
@@ -133,7 +135,7 @@ export function createMcpEndpoint(deps: McpDeps): (request: Request) => Promise<
     semantic: deps.semantic,
     cache: new ReadCache(deps.db),
   };
-  const limiter = new RateLimiter(settings.rateLimitPerSecond, settings.rateLimitBurst);
+  const limiter = deps.limiter ?? new RateLimiter(settings.rateLimitPerSecond, settings.rateLimitBurst);
   let modern: McpHttpHandler | null = null;
   const modernHandler = (): McpHttpHandler =>
     modern ??= createMcpHandler(({ authInfo }) => {
@@ -174,7 +176,13 @@ export function createMcpEndpoint(deps: McpDeps): (request: Request) => Promise<
         `X-Sergo-End-User must be at most ${settings.maxEndUserLength} characters without control characters.`,
       );
     }
-    const rate = limiter.take(auth.key.key_id, now.getTime());
+    let rate;
+    try {
+      rate = await limiter.take(auth.key.key_id, now.getTime());
+    } catch {
+      // The shared buckets are in PostgreSQL: when it is away, so is the audit, and the call would fail anyway.
+      return rpcError(503, -32000, "The rate limit cannot be checked now: the database is unreachable.");
+    }
     if (!rate.allowed) {
       return rpcError(
         429,

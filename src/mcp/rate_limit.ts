@@ -8,8 +8,14 @@
 /** The answer of {@linkcode RateLimiter.take}: allowed, or how long to wait. */
 export type RateDecision = { allowed: true } | { allowed: false; retryAfterSeconds: number };
 
-/** Rate limits by key id. */
-export class RateLimiter {
+/** What the MCP endpoint asks before a call: this process's buckets, or the replicas' shared ones. */
+export interface KeyRateLimit {
+  /** Takes one call from the key's bucket at time `nowMs`. */
+  take(keyId: string, nowMs: number): RateDecision | Promise<RateDecision>;
+}
+
+/** Rate limits by key id, counted in this process (the embedded server). */
+export class RateLimiter implements KeyRateLimit {
   readonly #perSecond: number;
   readonly #burst: number;
   readonly #buckets = new Map<string, { tokens: number; at: number }>();

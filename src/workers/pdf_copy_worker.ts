@@ -14,7 +14,6 @@
  *
  * @module
  */
-import { ConcurrencyError } from "../../events/store.ts";
 import type { ProcessedPage, SergoEvent } from "../../events/types.ts";
 import {
   copiesReadyPerPerson,
@@ -28,7 +27,8 @@ import { placeOnCopyPages } from "../pdf_copy/page_placing.ts";
 import { extractPdf } from "../processing/pdf_extract.ts";
 import { ProcessingError } from "../processing/processing_error.ts";
 import { checkPackage } from "../processing/package_check.ts";
-import { reasonOf, withoutNul } from "./processing_worker.ts";
+import { DEFAULT_LEASE_MS, reasonOf, withoutNul } from "./processing_worker.ts";
+import { Lease, type LeaseKind } from "./_lease.ts";
 
 /** Reads a PDF's pages with their text and marks (the extraction pool, or pdf.js in this process). */
 export interface CopyReader {
@@ -43,10 +43,29 @@ export interface PdfCopyWorkerOptions {
   reader?: CopyReader;
   /** How LibreOffice runs (its limits, where it is looked for); default {@linkcode convertToPdf}'s. */
   convert?: ConvertOptions;
+  /** Who this worker is, in its leases: `serve` (embedded), `serve-<replica>`, or `cli-<pid>`; default `serve`. */
+  workerId?: string;
+  /** How long a claim on a copy keeps others away (renewed every third of it while LibreOffice works). */
+  leaseMs?: number;
 }
 
-/** Appending the copy's pages is tried this many times when the document changes meanwhile. */
-const PLACE_ATTEMPTS = 5;
+/** A PDF copy as a lease: `PdfCopyStarted`, renewed, ended by the copy, its failure, a new request or another claim. */
+function copyLease(app: SergoApp): LeaseKind {
+  return {
+    what: "PDF copy",
+    start: (document_id, worker, lease_until) => ({
+      type: "PdfCopyStarted",
+      data: { document_id, worker, lease_until },
+      metadata: app.meta("system"),
+    }),
+    renew: (document_id, worker, lease_until) => ({
+      type: "PdfCopyLeaseRenewed",
+      data: { document_id, worker, lease_until },
+      metadata: app.meta("system"),
+    }),
+    ends: new Set(["PdfCopyStarted", "PdfCopyRequested", "PdfCopyMade", "PdfCopyFailed", "DocumentDeleted"]),
+  };
+}
 
 const IN_PROCESS_READER: CopyReader = { extract: (bytes) => extractPdf(bytes) };
 
@@ -60,6 +79,8 @@ export class PdfCopyWorker {
   #turns = 0;
   readonly #reader: CopyReader;
   readonly #convert: ConvertOptions;
+  readonly #workerId: string;
+  readonly #leaseMs: number;
   #stopped = false;
 
   /** Creates the worker; call {@linkcode kick} to look for work. */
@@ -68,6 +89,8 @@ export class PdfCopyWorker {
     this.#concurrency = options.concurrency ?? 1;
     this.#reader = options.reader ?? IN_PROCESS_READER;
     this.#convert = options.convert ?? {};
+    this.#workerId = options.workerId ?? "serve";
+    this.#leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
   }
 
   /** Looks for pending copies whose document has finished processing. */
@@ -97,7 +120,11 @@ export class PdfCopyWorker {
     for (const { personId } of this.#inFlight.values()) busy.set(personId, (busy.get(personId) ?? 0) + 1);
     let best: DocumentRow | undefined;
     let bestKey: [number, number, number] | undefined;
-    for (const doc of copiesReadyPerPerson(this.#app.db, this.#inFlight.size + 1)) {
+    const leases = {
+      now: this.#app.now(),
+      reclaimFor: this.#workerId.startsWith("serve") ? this.#workerId : null,
+    };
+    for (const doc of copiesReadyPerPerson(this.#app.db, this.#inFlight.size + 1, leases)) {
       if (this.#inFlight.has(doc.document_id)) continue;
       const key: [number, number, number] = [
         busy.get(doc.person_id) ?? 0,
@@ -116,9 +143,25 @@ export class PdfCopyWorker {
   }
 
   async #copy(doc: DocumentRow): Promise<void> {
-    const app = this.#app;
-    const stream = `document-${doc.document_id}`;
     if (doc.type === "pdf") return;
+    // Another worker (a replica) claimed it first, or it changed: look again later.
+    const lease = await Lease.take(this.#app, copyLease(this.#app), {
+      documentId: doc.document_id,
+      worker: this.#workerId,
+    }, this.#leaseMs);
+    if (!lease) return;
+    try {
+      await this.#copyLeased({ ...doc, type: doc.type }, lease);
+    } finally {
+      await lease.release();
+    }
+  }
+
+  async #copyLeased(
+    doc: DocumentRow & { type: Exclude<DocumentRow["type"], "pdf"> },
+    lease: Lease,
+  ): Promise<void> {
+    const app = this.#app;
     let made: { sha256: string; pages: number; read: ProcessedPage[] | null } | null = null;
     let reason = "";
     try {
@@ -145,23 +188,16 @@ export class PdfCopyWorker {
     } catch (error) {
       reason = reasonOf(error);
     }
-    for (let attempt = 0; attempt < PLACE_ATTEMPTS; attempt++) {
-      const version = app.store.readStream(stream).length;
+    // At the version the lease knows; read again meanwhile (the lease holds): the text is placed as it is now.
+    await lease.append(() => {
       const current = getDocument(app.db, doc.document_id);
-      if (!current || current.pdf_copy_status !== "pending") return;
-      const events: SergoEvent[] = made ? this.#copyEvents(current, made) : [{
+      if (!current || current.pdf_copy_status !== "pending") return null;
+      return made ? this.#copyEvents(current, made) : [{
         type: "PdfCopyFailed",
         data: { document_id: doc.document_id, reason },
         metadata: app.meta("system"),
       }];
-      try {
-        await app.append(stream, events, { expectedVersion: version });
-        return;
-      } catch (error) {
-        // Read again or re-requested while the copy was made: place the text as it is now.
-        if (!(error instanceof ConcurrencyError)) throw error;
-      }
-    }
+    });
   }
 
   /**

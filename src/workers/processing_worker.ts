@@ -6,8 +6,8 @@
  *
  * @module
  */
-import { ConcurrencyError } from "../../events/store.ts";
 import { claimableProcessing, type DocumentRow, getDocument } from "../../projections/catalogue.ts";
+import { Lease, type LeaseKind } from "./_lease.ts";
 import type { SergoApp } from "../app.ts";
 import type { ProcessedPage } from "../../events/types.ts";
 import type { ExtractResult } from "../processing/extract_result.ts";
@@ -45,9 +45,9 @@ export interface StandardReading {
 
 /** Options of the processing worker. */
 export interface ProcessingWorkerOptions {
-  /** Who this worker is: `serve`, or `cli-<pid>`. */
+  /** Who this worker is: `serve` (embedded), `serve-<replica>` (on PostgreSQL), or `cli-<pid>`. */
   workerId: string;
-  /** How long a claim keeps others away. */
+  /** How long a claim keeps others away (renewed every third of it while the work goes on). */
   leaseMs?: number;
   /** At most this many documents at once (the pool limits CPU use too). */
   concurrency?: number;
@@ -59,8 +59,17 @@ export interface ProcessingWorkerOptions {
 
 type Reading = Awaited<ReturnType<Extractor["extract"]>> & { not_indexed_reason?: string };
 
-/** A default lease: longer than the extraction time limit. */
-export const DEFAULT_LEASE_MS = 10 * 60_000;
+/** A default lease (`SERGO_WORK_LEASE_S`): renewed every 20 s, so a worker that died is replaced within a minute. */
+export const DEFAULT_LEASE_MS = 60_000;
+
+/** What takes a processing lease away: another claim, a new request, a result, the document's deletion. */
+const PROCESSING_ENDS: LeaseKind["ends"] = new Set([
+  "ProcessingStarted",
+  "ProcessingRequested",
+  "DocumentProcessed",
+  "ProcessingFailed",
+  "DocumentDeleted",
+]);
 
 /** Reads pending documents and records what came of each. */
 export class ProcessingWorker {
@@ -89,8 +98,8 @@ export class ProcessingWorker {
     if (this.#inFlight.size >= limit) return;
     const candidates = claimableProcessing(this.#app.db, {
       now: this.#app.now(),
-      // A `serve` worker takes over its own leases after a restart.
-      reclaimFor: this.#options.workerId === "serve" ? "serve" : null,
+      // A `serve` worker takes over its own leases after a restart (a replica's id is kept in its data directory).
+      reclaimFor: this.#options.workerId.startsWith("serve") ? this.#options.workerId : null,
       // Enough to fill the free slots past what is in flight (and what `only` leaves out).
       limit: this.#inFlight.size + limit + (this.#options.only ? 1_000_000 : 0),
     });
@@ -106,34 +115,49 @@ export class ProcessingWorker {
     }
   }
 
+  /** How this worker claims a document's processing: `ProcessingStarted` with the document's preset. */
+  #leaseKind(doc: DocumentRow): LeaseKind {
+    const app = this.#app;
+    return {
+      what: "processing",
+      ends: PROCESSING_ENDS,
+      start: (document_id, worker, lease_until) => ({
+        type: "ProcessingStarted",
+        data: { document_id, preset: doc.preset, worker, lease_until },
+        metadata: app.meta("system"),
+      }),
+      renew: (document_id, worker, lease_until) => ({
+        type: "ProcessingLeaseRenewed",
+        data: { document_id, worker, lease_until },
+        metadata: app.meta("system"),
+      }),
+    };
+  }
+
   async #process(doc: DocumentRow): Promise<void> {
     const app = this.#app;
-    const stream = `document-${doc.document_id}`;
-    const version = app.store.readStream(stream).length;
-    const leaseUntil = new Date(app.now().getTime() + (this.#options.leaseMs ?? DEFAULT_LEASE_MS))
-      .toISOString();
+    // Someone else claimed it, or it changed: look again later.
+    const lease = await Lease.take(app, this.#leaseKind(doc), {
+      documentId: doc.document_id,
+      worker: this.#options.workerId,
+    }, this.#options.leaseMs ?? DEFAULT_LEASE_MS);
+    if (!lease) return;
     try {
-      await app.append(stream, [{
-        type: "ProcessingStarted",
-        data: {
-          document_id: doc.document_id,
-          preset: doc.preset,
-          worker: this.#options.workerId,
-          lease_until: leaseUntil,
-        },
-        metadata: app.meta("system"),
-      }], { expectedVersion: version });
-    } catch (error) {
-      if (error instanceof ConcurrencyError) return; // Someone else claimed it, or it changed: look again later.
-      throw error;
+      await this.#work(doc, lease);
+    } finally {
+      await lease.release();
     }
+  }
+
+  async #work(doc: DocumentRow, lease: Lease): Promise<void> {
+    const app = this.#app;
     let outcome:
       | { ok: true; result: Reading }
       | { ok: false; reason: string };
     try {
       const bytes = await app.blobs.read(doc.sha256);
       let result: Reading = await this.#extractor.extract(bytes, doc.name);
-      if (doc.preset === "standard") result = await this.#standard(doc, bytes, result);
+      if (doc.preset === "standard") result = await this.#standard(doc, bytes, result, lease);
       else if (result.pages.length > 0 && result.pages.every((p) => p.image_only)) {
         result = {
           ...result,
@@ -146,34 +170,32 @@ export class ProcessingWorker {
     } catch (error) {
       outcome = { ok: false, reason: reasonOf(error) };
     }
-    // A document deleted or re-requested meanwhile gets no stale result.
-    const current = getDocument(app.db, doc.document_id);
-    if (!current || current.processing_worker !== this.#options.workerId || current.status !== "processing") {
-      return;
-    }
-    const meta = app.meta("system");
-    if (outcome.ok) {
-      await app.append(stream, [{
-        type: "DocumentProcessed",
-        data: {
-          document_id: doc.document_id,
-          preset: doc.preset,
-          page_count: outcome.result.page_count,
-          pages_estimated: outcome.result.pages_estimated,
-          pages: outcome.result.pages.map(withoutNul),
-          ...(outcome.result.not_indexed_reason
-            ? { not_indexed_reason: outcome.result.not_indexed_reason }
-            : {}),
-        },
-        metadata: meta,
-      }]);
-    } else {
-      await app.append(stream, [{
+    // The result goes at the version the lease knows: a document deleted, re-requested or taken over by
+    // another worker meanwhile (its lease ran out) gets no stale or second result.
+    await lease.append(() => {
+      const meta = app.meta("system");
+      if (outcome.ok) {
+        return [{
+          type: "DocumentProcessed",
+          data: {
+            document_id: doc.document_id,
+            preset: doc.preset,
+            page_count: outcome.result.page_count,
+            pages_estimated: outcome.result.pages_estimated,
+            pages: outcome.result.pages.map(withoutNul),
+            ...(outcome.result.not_indexed_reason
+              ? { not_indexed_reason: outcome.result.not_indexed_reason }
+              : {}),
+          },
+          metadata: meta,
+        }];
+      }
+      return [{
         type: "ProcessingFailed",
         data: { document_id: doc.document_id, preset: doc.preset, reason: outcome.reason },
         metadata: meta,
-      }]);
-    }
+      }];
+    });
   }
 
   /**
@@ -181,7 +203,7 @@ export class ProcessingWorker {
    * file's PDF copy, made now if there is none yet) is judged page by page, and
    * pages with a missing, tiny or garbage text layer are transcribed.
    */
-  async #standard(doc: DocumentRow, bytes: Uint8Array, basic: Reading): Promise<Reading> {
+  async #standard(doc: DocumentRow, bytes: Uint8Array, basic: Reading, lease: Lease): Promise<Reading> {
     const app = this.#app;
     const transcriber = this.#options.standard?.transcriber;
     if (!transcriber || !this.#options.standard) {
@@ -190,11 +212,10 @@ export class ProcessingWorker {
       );
     }
     const deps = { transcriber, renderPool: this.#options.standard.renderPool };
-    const stream = `document-${doc.document_id}`;
     let pdf = bytes;
     let reading: Reading = basic;
     if (doc.type === "pptx" || doc.type === "docx") {
-      pdf = await this.#pdfCopy(doc, bytes, basic);
+      pdf = await this.#pdfCopy(doc, bytes, basic, lease);
       reading = await this.#extractor.extract(pdf, "copy.pdf");
     } else if (doc.type !== "pdf") {
       return basic; // Text and Markdown have no page images.
@@ -210,12 +231,14 @@ export class ProcessingWorker {
       // Progress for the console and the CLI, at most every second (and at the end).
       if (done < wanted.length && Date.now() - lastReport < 1000) return;
       lastReport = Date.now();
-      await app.append(stream, [{
+      if (lease.lost) return;
+      await lease.append(() => [{
         type: "TranscriptionProgressed",
         data: { document_id: doc.document_id, pages_done: done, pages_total: wanted.length },
         metadata: app.meta("system"),
       }]);
     });
+    if (lease.lost) throw new Error(`Another worker took this document over (${lease.lost})`);
     const failed = outcomes.filter((o) => o.text === null);
     let pages: ProcessedPage[];
     let pageCount = basic.page_count;
@@ -235,7 +258,7 @@ export class ProcessingWorker {
   }
 
   /** An Office file's PDF copy: the one made already, or one made now and recorded. */
-  async #pdfCopy(doc: DocumentRow, bytes: Uint8Array, basic: Reading): Promise<Uint8Array> {
+  async #pdfCopy(doc: DocumentRow, bytes: Uint8Array, basic: Reading, lease: Lease): Promise<Uint8Array> {
     const current = getDocument(this.#app.db, doc.document_id);
     if (current?.pdf_copy_status === "made" && current.pdf_copy_sha256) {
       return await this.#app.blobs.read(current.pdf_copy_sha256);
@@ -244,11 +267,12 @@ export class ProcessingWorker {
     const pdf = await convertToPdf(bytes, type);
     const pages = await checkCopy(type, type === "pptx" ? basic.page_count : null, pdf);
     const sha256 = await this.#app.blobs.write(pdf);
-    await this.#app.append(`document-${doc.document_id}`, [{
+    await lease.append(() => [{
       type: "PdfCopyMade",
       data: { document_id: doc.document_id, sha256, page_count: pages },
       metadata: this.#app.meta("system"),
     }]);
+    if (lease.lost) throw new Error(`Another worker took this document over (${lease.lost})`);
     return pdf;
   }
 

@@ -252,6 +252,7 @@ Deno.test("a bad value of any SERGO_* setting stops serve with exit code 2 and o
       ["SERGO_RATE_BURST", "0", "SERGO_RATE_BURST must be between 1 and 10000000, got 0"],
       ["SERGO_SEARCH_DEPTH", "9", "SERGO_SEARCH_DEPTH must be between 10 and 1000, got 9"],
       ["SERGO_SEARCH_DEPTH", "1001", "SERGO_SEARCH_DEPTH must be between 10 and 1000, got 1001"],
+      ["SERGO_WORK_LEASE_S", "2", "SERGO_WORK_LEASE_S must be between 3 and 3600, got 2"],
       ["SERGO_PUBLIC_URL", "sergo.example", 'SERGO_PUBLIC_URL "sergo.example" must be an http or https URL'],
       ["SERGO_TLS_CERT", "cert.pem", "Give both --cert and --key for https, or neither"],
       ["SERGO_TLS_KEY", "key.pem", "Give both --cert and --key for https, or neither"],

@@ -362,7 +362,7 @@ Deno.test({
           await requestPdfCopy(app, { personId: ava.person_id, documentId: small }, "t");
           await processAndCopy(app, { copies: true });
           const added = app.store.readStream(`document-${small}`).slice(before).map((e) => e.type);
-          assert.deepEqual(added, ["PdfCopyRequested", "PdfCopyMade", "DocumentProcessed"]);
+          assert.deepEqual(added, ["PdfCopyRequested", "PdfCopyStarted", "PdfCopyMade", "DocumentProcessed"]);
           assert.deepEqual(getPages(app.db, small, 1, 100), pagesBefore);
         },
       );

@@ -17,6 +17,7 @@ import type { EventStore } from "../events/store.ts";
 import type { SergoEvent } from "../events/types.ts";
 import { startThrowawayCluster } from "../test/helpers/postgres.ts";
 import { percentile, printRow, ratioRow, round } from "./_table.ts";
+import { benchServing, benchSharedRateLimit } from "./_pg_serving.ts";
 import postgres from "postgres";
 
 const IN_FLIGHT = 16;
@@ -98,6 +99,9 @@ export async function benchPostgres(opts: { quick: boolean }): Promise<Record<st
     const lags = after.lags;
     const verdict = after.verdict.ok ? before.verdict : after.verdict;
 
+    const serving = await benchServing({ quick: opts.quick, database });
+    const rate = await benchSharedRateLimit({ quick: opts.quick, database });
+
     const result = {
       seconds_per_figure: ms / 1000,
       in_flight_per_writer: IN_FLIGHT,
@@ -117,7 +121,12 @@ export async function benchPostgres(opts: { quick: boolean }): Promise<Record<st
       lag_events: lags.length,
       chain_verifies: verdict.ok,
       fsync: given ? "as the server is set" : "on",
+      serving,
+      shared_rate_limit: rate,
     };
+    const cpu = serving.cpu_seconds_two_replicas;
+    const share = (group: string) => `${Math.round(((cpu[group] ?? 0) / cpu.machine_busy!) * 100)}%`;
+
     const rows = [
       ratioRow({
         figure: "PostgreSQL log appends/s, 1 writer ÷ SQLite log",
@@ -152,6 +161,34 @@ export async function benchPostgres(opts: { quick: boolean }): Promise<Record<st
         note:
           `lag with the transaction: p50 ${result.transaction_lag_ms_p50} ms, p99 ${result.transaction_lag_ms_p99} ms` +
           (verdict.ok ? "" : "; THE CHAIN DID NOT VERIFY"),
+      }),
+      ratioRow({
+        figure: "audited list_documents calls/s, 1 PostgreSQL replica ÷ 1 embedded serve (SQLite)",
+        sergo: `${round(serving.postgres_one_replica.calls_per_s, 0)}/s`,
+        baseline: `${round(serving.sqlite_one_serve.calls_per_s, 0)}/s`,
+        ratio: serving.ratio_one_replica,
+        budget: { op: ">=", value: 0.5 },
+        note: `p50 ${serving.postgres_one_replica.p50_ms} ms vs ${serving.sqlite_one_serve.p50_ms} ms; ` +
+          `shared rate limit and audit in PostgreSQL` +
+          (serving.audited_one_per_answer ? "" : "; FEWER AUDIT EVENTS THAN ANSWERS"),
+      }),
+      ratioRow({
+        figure: "audited list_documents calls/s, 2 PostgreSQL replicas behind HAProxy ÷ 1 embedded serve",
+        sergo: `${round(serving.postgres_two_replicas_haproxy.calls_per_s, 0)}/s`,
+        baseline: `${round(serving.sqlite_one_serve.calls_per_s, 0)}/s`,
+        ratio: serving.ratio_two_replicas,
+        budget: null,
+        note: `CPU of ${cpu.machine_busy} s busy on 2 cores: replicas ${share("replica_1")} + ${
+          share("replica_2")
+        }, PostgreSQL ${share("postgres")}, HAProxy ${share("haproxy")}, wrk and others ${share("others")}`,
+      }),
+      ratioRow({
+        figure: "shared rate limit, µs per call (one statement) ÷ in-process bucket",
+        sergo: `${rate.shared_us_per_call} µs (${rate.shared_calls_per_s_16_in_flight}/s with 16 in flight)`,
+        baseline: `${rate.in_process_us_per_call} µs`,
+        ratio: round(rate.shared_us_per_call / rate.in_process_us_per_call, 0),
+        budget: null,
+        note: `a bare SELECT 1 round trip: ${rate.select_1_us} µs`,
       }),
     ];
     for (const row of rows) printRow(row);

@@ -26,7 +26,7 @@ function ms(value: string, unit: string): number {
   return unit === "us" ? n / 1000 : unit === "s" ? n * 1000 : n;
 }
 
-async function wrk(
+export async function wrk(
   url: string,
   body: string,
   headers: Record<string, string>,

@@ -18,8 +18,14 @@
 import postgres from "postgres";
 import type { RateDecision } from "./rate_limit.ts";
 
+/**
+ * Unlogged, and committed without waiting for the disk: a bucket is worth
+ * nothing after a crash (it starts full again), and a call must not wait for
+ * a WAL flush while it holds its key's row (every call of that key waits
+ * behind it). Measured: 17 ms a call with the flush on a busy disk.
+ */
 const SCHEMA = `
-CREATE TABLE IF NOT EXISTS sergo_rate_buckets (
+CREATE UNLOGGED TABLE IF NOT EXISTS sergo_rate_buckets (
   key_id text PRIMARY KEY,
   tokens double precision NOT NULL,
   at timestamptz NOT NULL
@@ -30,6 +36,7 @@ DECLARE
   now_at timestamptz := clock_timestamp();
   have double precision;
 BEGIN
+  PERFORM set_config('synchronous_commit', 'off', true);
   INSERT INTO sergo_rate_buckets AS b (key_id, tokens, at) VALUES (key, burst, now_at)
   ON CONFLICT (key_id) DO UPDATE SET
     tokens = least(burst, b.tokens + greatest(0, extract(epoch FROM now_at - b.at)) * per_second),

@@ -1,0 +1,225 @@
+/**
+ * The PostgreSQL figures measured through real `serve` processes, for
+ * bench/postgres.ts: audited `list_documents` calls/s (wrk) through one
+ * replica on PostgreSQL beside one embedded `serve` on SQLite, and through two
+ * replicas behind HAProxy with where the machine's CPU went; the cost of the
+ * shared rate limit per call beside the in-process one. (A replica's start-up
+ * with current read models is measured by bench/replica_startup.ts.)
+ *
+ * @module
+ */
+import { join } from "node:path";
+import postgres from "postgres";
+import { type Replicas, startReplicas } from "./cluster.ts";
+import { cpuDuring } from "./_cpu.ts";
+import { type LoadFigures, wrk } from "./protocol.ts";
+import { startAndWaitHealthy, stop, taskEnv, taskFlags } from "./startup.ts";
+import { round } from "./_table.ts";
+import { openSharedRateLimiter } from "../src/mcp/shared_rate_limit.ts";
+import { RateLimiter } from "../src/mcp/rate_limit.ts";
+import { CORPUS_DIR } from "../test/helpers/corpus.ts";
+
+const ROOT = new URL("../", import.meta.url).pathname;
+
+/** No rate limit in the way: the load is one key's. */
+const UNLIMITED = { SERGO_RATE_LIMIT: "1000000", SERGO_RATE_BURST: "1000000" };
+
+const LIST_BODY = JSON.stringify({
+  jsonrpc: "2.0",
+  id: 1,
+  method: "tools/call",
+  params: { name: "list_documents", arguments: {} },
+});
+
+async function sergo(dataDir: string, args: string[], env: Record<string, string>): Promise<string> {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["run", ...await taskFlags("sergo"), "main.ts", ...args, "--data", dataDir],
+    cwd: ROOT,
+    env: { NO_COLOR: "1", ...env },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (!output.success) {
+    throw new Error(`sergo ${args.slice(0, 2).join(" ")} failed: ${new TextDecoder().decode(output.stderr)}`);
+  }
+  return new TextDecoder().decode(output.stdout);
+}
+
+/** A person, a folder with two decks (read by the CLI), and a key on it; returns the key's value. */
+async function install(dataDir: string, env: Record<string, string>): Promise<string> {
+  await sergo(dataDir, ["person", "add", "--name", "Ava Bennett", "--email", "ava@example.com"], env);
+  await sergo(dataDir, ["folder", "add", "--person", "ava@example.com", "Decks"], env);
+  await sergo(dataDir, [
+    "upload",
+    "--person",
+    "ava@example.com",
+    "--folder",
+    "Decks",
+    "--preset",
+    "basic",
+    `${CORPUS_DIR}/pptx/markitdown-test-deck-chart-table.pptx`,
+    `${CORPUS_DIR}/pptx/apache-performance-tuning-notes.pptx`,
+  ], env);
+  const out = await sergo(
+    dataDir,
+    ["key", "add", "--person", "ava@example.com", "--name", "bench", "--read", "Decks"],
+    env,
+  );
+  return out.trim().split("\n").at(-1)!.trim();
+}
+
+/** Audited McpCalled events in the shared log. */
+async function auditedInDatabase(url: string): Promise<number> {
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    const [row] = await sql<{ n: string }[]>`SELECT count(*) AS n FROM sergo_events WHERE type = 'McpCalled'`;
+    return Number(row!.n);
+  } finally {
+    await sql.end();
+  }
+}
+
+/** Which process a CPU tick belongs to: a replica (by its data directory), HAProxy, or the cluster's PostgreSQL. */
+function classifier(cluster: Replicas, pgPort: string) {
+  const work = cluster.replicas[0]!.dataDir.replace(/\/[^/]+$/, "");
+  return (process: { cmdline: string }, parent: string | null): string | null => {
+    for (const replica of cluster.replicas) {
+      if (process.cmdline.includes(replica.dataDir)) return `replica_${replica.index}`;
+    }
+    if (process.cmdline.includes("haproxy") && process.cmdline.includes(work)) return "haproxy";
+    if (process.cmdline.includes(`-p ${pgPort} `)) return "postgres";
+    if (parent === "postgres") return "postgres";
+    return null;
+  };
+}
+
+/** Figures of the serving part. */
+export interface ServingFigures {
+  sqlite_one_serve: LoadFigures;
+  postgres_one_replica: LoadFigures;
+  postgres_two_replicas_haproxy: LoadFigures;
+  ratio_one_replica: number;
+  ratio_two_replicas: number;
+  cpu_seconds_two_replicas: Record<string, number>;
+  audited_one_per_answer: boolean;
+  load: { seconds: number; connections: number };
+}
+
+/** Audited list_documents through serve: SQLite, one PostgreSQL replica, two behind HAProxy. */
+export async function benchServing(
+  opts: { quick: boolean; database: (name: string) => Promise<string> },
+): Promise<ServingFigures> {
+  const load = opts.quick ? { seconds: 3, connections: 20 } : { seconds: 10, connections: 50 };
+  const dir = await Deno.makeTempDir({ prefix: "sergo-bench-serve-" });
+  try {
+    // Embedded: one serve on SQLite, as people run it.
+    const sqliteDir = join(dir, "sqlite");
+    const sqliteKey = await install(sqliteDir, {});
+    const serveEnv = { ...(await taskEnv("serve")), ...UNLIMITED };
+    const embedded = await startAndWaitHealthy(
+      ["run", ...await taskFlags("serve"), "main.ts", "serve", "--data", sqliteDir, "--port", "0"],
+      serveEnv,
+    );
+    let sqliteFigures: LoadFigures;
+    try {
+      sqliteFigures = await wrk(
+        `${embedded.url}/mcp`,
+        LIST_BODY,
+        { Authorization: `Bearer ${sqliteKey}` },
+        load,
+      );
+    } finally {
+      await stop(embedded.child);
+    }
+
+    // PostgreSQL: the same install through the CLI, then one replica (straight to it), then two behind HAProxy.
+    const url = await opts.database("bench_serve");
+    const pgPort = new URL(url).port;
+    const pgKey = await install(join(dir, "cli"), { SERGO_DATABASE_URL: url });
+    const headers = { Authorization: `Bearer ${pgKey}` };
+    let one: LoadFigures;
+    let auditedBefore = await auditedInDatabase(url);
+    {
+      const cluster = await startReplicas({ databaseUrl: url, count: 1, env: UNLIMITED });
+      try {
+        one = await wrk(`${cluster.replicas[0]!.url}/mcp`, LIST_BODY, headers, load);
+      } finally {
+        await cluster.stop();
+      }
+    }
+    let auditedOk = (await auditedInDatabase(url)) - auditedBefore >= one.requests - one.errors;
+    let two: LoadFigures;
+    let cpu: Record<string, number>;
+    auditedBefore = await auditedInDatabase(url);
+    {
+      const cluster = await startReplicas({ databaseUrl: url, count: 2, env: UNLIMITED });
+      try {
+        const measured = await cpuDuring(
+          classifier(cluster, pgPort),
+          () => wrk(`${cluster.url}/mcp`, LIST_BODY, headers, load),
+        );
+        two = measured.result;
+        cpu = measured.cpu;
+      } finally {
+        await cluster.stop();
+      }
+    }
+    auditedOk &&= (await auditedInDatabase(url)) - auditedBefore >= two.requests - two.errors;
+    return {
+      sqlite_one_serve: sqliteFigures,
+      postgres_one_replica: one,
+      postgres_two_replicas_haproxy: two,
+      ratio_one_replica: round(one.calls_per_s / sqliteFigures.calls_per_s, 3),
+      ratio_two_replicas: round(two.calls_per_s / sqliteFigures.calls_per_s, 3),
+      cpu_seconds_two_replicas: cpu,
+      audited_one_per_answer: auditedOk,
+      load,
+    };
+  } finally {
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+}
+
+/** The shared rate limit's cost per call: one statement in PostgreSQL, beside the in-process bucket. */
+export async function benchSharedRateLimit(
+  opts: { quick: boolean; database: (name: string) => Promise<string> },
+): Promise<{
+  shared_us_per_call: number;
+  shared_calls_per_s_16_in_flight: number;
+  select_1_us: number;
+  in_process_us_per_call: number;
+}> {
+  const calls = opts.quick ? 1000 : 5000;
+  const url = await opts.database("bench_rate");
+  const limiter = await openSharedRateLimiter(url, { perSecond: 1_000_000, burst: 1_000_000 });
+  const bare = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    await limiter.take("warm-up");
+    // The floor: a round trip that does nothing.
+    let started = performance.now();
+    for (let i = 0; i < calls; i++) await bare`SELECT 1`;
+    const selectUs = ((performance.now() - started) / calls) * 1000;
+    started = performance.now();
+    for (let i = 0; i < calls; i++) await limiter.take("key-1");
+    const sequential = (performance.now() - started) / calls;
+    started = performance.now();
+    let next = 0;
+    await Promise.all(Array.from({ length: 16 }, async () => {
+      while (next++ < calls) await limiter.take("key-1");
+    }));
+    const parallelPerS = calls / ((performance.now() - started) / 1000);
+    const local = new RateLimiter(1_000_000, 1_000_000);
+    started = performance.now();
+    for (let i = 0; i < calls * 100; i++) local.take("key-1", Date.now());
+    const localUs = ((performance.now() - started) / (calls * 100)) * 1000;
+    return {
+      shared_us_per_call: round(sequential * 1000, 0),
+      shared_calls_per_s_16_in_flight: round(parallelPerS, 0),
+      select_1_us: round(selectUs, 0),
+      in_process_us_per_call: round(localUs, 3),
+    };
+  } finally {
+    await limiter.close();
+    await bare.end();
+  }
+}

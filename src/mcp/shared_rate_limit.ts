@@ -84,7 +84,14 @@ export async function openSharedRateLimiter(
   url: string,
   limits: { perSecond: number; burst: number },
 ): Promise<SharedRateLimiter> {
-  const sql = postgres(url, { max: 4, onnotice: () => {}, connect_timeout: 10 });
+  const sql = postgres(url, {
+    max: 4,
+    onnotice: () => {},
+    connect_timeout: 10,
+    // As the log's pool: reconnect within half a second, so calls fail with 503 while the server is down
+    // instead of hanging in the driver's backoff, and work again as soon as it is back.
+    backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 0.5),
+  });
   try {
     await sql.begin(async (tx) => {
       // Replicas starting at once must not both create the function (the log's own lock).

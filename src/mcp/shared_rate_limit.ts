@@ -5,10 +5,11 @@
  * database's clock, so a key's burst spread over any number of replicas is
  * refused at the key's limit, not at the limit times the replicas.
  *
- * Why this rather than the limit split by the replica count: HAProxy keeps a
- * client's connection on one replica, so a split limit would refuse a key at
- * half its rate on one replica while the other idles, and the count changes
- * as replicas come and go. Why rather than counting `McpCalled` events in each
+ * Why this rather than the limit split by the replica count: a balancer may
+ * keep one key on one replica (the cluster's HAProxy hashes a legacy SSE
+ * session's `Authorization` header; keep-alive and stickiness do the same),
+ * so a split limit would refuse that key at half its rate while the other
+ * replica idles, and the count changes as replicas come and go. Why rather than counting `McpCalled` events in each
  * replica's copy of the log: the copy lags the other replicas by the NOTIFY
  * latency, so a burst would pass twice over before it is seen. The cost, one
  * round trip per call, is measured in `bench/postgres.ts`.

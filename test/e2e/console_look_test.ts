@@ -172,6 +172,18 @@ Deno.test({
           await exportRoute.locator(".opblock-summary").click();
           assert.match(await exportRoute.textContent() ?? "", /never document text/);
           await page.screenshot({ path: new URL("api-page.png", ARTIFACTS).pathname, fullPage: false });
+          // "Try it out" runs as the signed-in person; a change carries the CSRF token the page adds.
+          const tryOut = async (method: string, path: string) => {
+            const block = page.locator(`.opblock-${method}:has(.opblock-summary-path[data-path="${path}"])`);
+            await block.locator(".opblock-summary").click();
+            await block.locator("button.try-out__btn").click();
+            await block.locator("button.execute").click();
+            const status = block.locator(".live-responses-table tr.response .response-col_status").first();
+            await status.waitFor({ timeout: 10_000 });
+            return (await status.textContent())?.trim();
+          };
+          assert.equal(await tryOut("get", "/api/me"), "200");
+          assert.equal(await tryOut("post", "/api/personal-keys"), "201", "a change with the CSRF token");
           assert.deepEqual(outside, [], "no request leaves this server");
           assert.deepEqual(errors, [], "no console error or warning");
         },

@@ -5,13 +5,15 @@
  * - a document uploaded through one replica is found through the others (in
  *   English and Chinese); a key rolled, narrowed or deleted through one
  *   replica is so on every replica within a second;
- * - one replica SIGKILLed during a burst of audited MCP calls and uploads
- *   through HAProxy: every call answered 200 has exactly one audit event and
- *   no event names a call nobody sent, every upload answered 201 exactly one
- *   `DocumentUploaded`, the log has no gap; the other two answer every call
- *   once HAProxy has marked the dead one down; the killed replica restarts on
- *   its data directory, and every replica's projections equal a fresh replay
- *   of the log (no event applied twice or missed);
+ * - the replica that claimed a scan's Standard reading SIGKILLed during a burst
+ *   of audited MCP calls and uploads through HAProxy: its lease (3 s) runs out
+ *   and another replica reads the scan, one result in the log; every call
+ *   answered 200 has exactly one audit event and no event names a call
+ *   nobody sent, every upload answered 201 exactly one `DocumentUploaded`,
+ *   the log has no gap; the other two answer every call once HAProxy has
+ *   marked the dead one down; the killed replica restarts on its data
+ *   directory, and every replica's projections equal a fresh replay of the
+ *   log (no event applied twice or missed);
  * - an event this version cannot read (a newer version's, in a rolling
  *   upgrade): every replica's `/healthz` answers 503 naming it and HAProxy
  *   takes them out, rather than serve reads that miss what came after.
@@ -72,6 +74,79 @@ async function upload(url: string, personal: string, file: string, folder: strin
   return answer.documents[0]!.id;
 }
 
+const SCAN = "../pdf/scanned-ru-inspection-certificate.pdf";
+
+/** Uploads a corpus file with a preset; returns its document id. */
+async function uploadPreset(url: string, personal: string, file: string, folder: string, preset: string) {
+  const response = await fetch(
+    `${url}/api/documents?name=${encodeURIComponent(file.split("/").pop()!)}&folder=${
+      encodeURIComponent(folder)
+    }&preset=${preset}`,
+    {
+      method: "POST",
+      headers: { authorization: `Bearer ${personal}` },
+      body: await Deno.readFile(CORPUS + file),
+    },
+  );
+  const answer = await response.json() as { documents: { id: string }[] };
+  assert.equal(response.status, 201, JSON.stringify(answer));
+  return answer.documents[0]!.id;
+}
+
+/** Each replica's worker name in leases (`serve-` and the `replica-id` in its data directory). */
+async function workerIds(cluster: Replicas): Promise<Map<string, Replicas["replicas"][0]>> {
+  const ids = new Map<string, Replicas["replicas"][0]>();
+  for (const replica of cluster.replicas) {
+    ids.set(`serve-${(await Deno.readTextFile(`${replica.dataDir}/replica-id`)).trim()}`, replica);
+  }
+  return ids;
+}
+
+/** A document's events in the shared log, once it has a result (or `ms` pass). */
+async function documentEvents(
+  databaseUrl: string,
+  id: string,
+  ms: number,
+): Promise<{ type: string; worker?: string }[]> {
+  const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+  try {
+    const since = Date.now();
+    for (;;) {
+      const rows = await sql<{ type: string; data: string }[]>`
+        SELECT type, data FROM sergo_events WHERE stream = ${`document-${id}`} ORDER BY position`;
+      const events = rows.map((row) => ({ type: row.type, worker: JSON.parse(row.data).worker as string }));
+      if (events.some((event) => event.type === "DocumentProcessed" || event.type === "ProcessingFailed")) {
+        return events;
+      }
+      assert.ok(
+        Date.now() - since < ms,
+        `no result for ${id} within ${ms / 1000} s: ${JSON.stringify(events)}`,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  } finally {
+    await sql.end();
+  }
+}
+
+/** The workers that claimed a document, once there are `count` claims (within `ms`). */
+async function claimsOf(databaseUrl: string, id: string, count: number, ms: number): Promise<string[]> {
+  const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+  try {
+    const since = Date.now();
+    for (;;) {
+      const rows = await sql<{ data: string }[]>`
+        SELECT data FROM sergo_events WHERE stream = ${`document-${id}`} AND type = 'ProcessingStarted'
+        ORDER BY position`;
+      if (rows.length >= count) return rows.map((row) => JSON.parse(row.data).worker as string);
+      assert.ok(Date.now() - since < ms, `${id} not claimed within ${ms / 1000} s`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  } finally {
+    await sql.end();
+  }
+}
+
 async function status(url: string, personal: string, id: string): Promise<string> {
   return (await api(url, personal, "GET", `/api/documents/${id}`)).status as string;
 }
@@ -82,7 +157,8 @@ Deno.test("three replicas on one PostgreSQL behind HAProxy", async (t) => {
   await using cluster = await testReplicas({
     count: 3,
     // The burst is not about rate limits (each replica's own, 50/s per key by default).
-    env: { SERGO_RATE_LIMIT: "100000", SERGO_RATE_BURST: "100000" },
+    // Leases of 3 s (renewed every second), so work a killed replica held is taken over quickly.
+    env: { SERGO_RATE_LIMIT: "100000", SERGO_RATE_BURST: "100000", SERGO_WORK_LEASE_S: "3" },
     prepare: async (databaseUrl) => {
       const cli = async (...args: string[]) => {
         const result = await runCli([...args, "--data", scratch.path], {
@@ -200,7 +276,7 @@ Deno.test("three replicas on one PostgreSQL behind HAProxy", async (t) => {
   );
 
   await t.step(
-    "one replica SIGKILLed during a burst: every call answered 200 has one audit event, none applied twice",
+    "the replica reading a scan SIGKILLed during a burst: every call answered 200 has one audit event, none applied twice, another finishes the scan",
     async () => {
       const burst = await api(r1.url, personal, "POST", "/api/keys", {
         name: "burst",
@@ -217,7 +293,13 @@ Deno.test("three replicas on one PostgreSQL behind HAProxy", async (t) => {
           async () => (await callTool(replica.url, burstKey, "list_documents", {})).status === 200,
         );
       }
-      const victim = r2;
+      // A scan read with Standard (Tesseract, seconds a page): the replica that claims it is the one killed.
+      const scan = await uploadPreset(r1.url, personal, SCAN, "Reports", "standard");
+      const firstClaim = await claimsOf(cluster.databaseUrl, scan, 1, 60_000);
+      const workers = await workerIds(cluster);
+      const victim = workers.get(firstClaim[0]!)!;
+      assert.ok(victim, `the scan was claimed by ${firstClaim[0]}, no replica of this cluster`);
+      const others = cluster.replicas.filter((replica) => replica !== victim);
       const calls: { token: string; status: number; phase: number }[] = [];
       const uploads: { name: string; status: number; id: string | null }[] = [];
       // 0: all up; 1: one killed; 2: HAProxy has marked it down.
@@ -269,7 +351,7 @@ Deno.test("three replicas on one PostgreSQL behind HAProxy", async (t) => {
       await cluster.waitFor(victim.index, "DOWN");
       phase = 2;
       // The others keep serving: directly, and through HAProxy once it has marked the dead one down.
-      for (const replica of [r1, r3]) {
+      for (const replica of others) {
         assert.equal((await callTool(replica.url, burstKey, "list_documents", {})).status, 200);
       }
       await new Promise((resolve) => setTimeout(resolve, 1500));
@@ -325,6 +407,25 @@ Deno.test("three replicas on one PostgreSQL behind HAProxy", async (t) => {
       } finally {
         await sql.end();
       }
+
+      // The killed replica's lease ran out; another claimed the scan and read it, once.
+      const events = await documentEvents(cluster.databaseUrl, scan, 180_000);
+      const what = events.map((event) => event.type).join(", ");
+      assert.equal(events.filter((event) => event.type === "DocumentProcessed").length, 1, what);
+      assert.equal(events.filter((event) => event.type === "ProcessingFailed").length, 0, what);
+      const claims = events.filter((event) => event.type === "ProcessingStarted").map((event) =>
+        event.worker
+      );
+      assert.equal(claims[0], firstClaim[0], what);
+      assert.ok(
+        workers.has(claims.at(-1)!) && claims.at(-1) !== firstClaim[0],
+        `finished by ${claims.at(-1)}`,
+      );
+      assert.ok(
+        events.findIndex((event) => event.type === "DocumentProcessed") >
+          events.findLastIndex((event) => event.type === "ProcessingStarted"),
+        what,
+      );
 
       // The killed replica comes back on its data directory (killed mid-work) and catches up.
       await cluster.restart(victim.index);

@@ -8,10 +8,11 @@
  *
  * @module
  */
+import { createHash } from "node:crypto";
 import { DatabaseSync } from "node:sqlite";
 import type { ProcessedPage, RecordedEvent } from "../events/types.ts";
 import { openProjector } from "../projections/projector.ts";
-import { searchIndexProjection, searchPassages } from "../projections/search_index.ts";
+import { analysisVersion, searchIndexProjection, searchPassages } from "../projections/search_index.ts";
 import { type CorpusFile, loadCorpus } from "./_corpus_text.ts";
 import { benchQuality } from "./_search_quality.ts";
 
@@ -110,7 +111,9 @@ export function buildIndexes(corpus: CorpusFile[], size: number): BuiltIndex {
   Deno.mkdirSync(DATA, { recursive: true });
   const sergoPath = new URL(`sergo-${size}.db`, DATA).pathname;
   const plainPath = new URL(`plain-${size}.db`, DATA).pathname;
-  const donePath = new URL(`built-${size}.done`, DATA).pathname;
+  // An index built with another analysis is built again.
+  const analysis = createHash("sha256").update(analysisVersion()).digest("hex").slice(0, 8);
+  const donePath = new URL(`built-${size}-${analysis}.done`, DATA).pathname;
   let buildSeconds: number | null = null;
   try {
     Deno.statSync(donePath);

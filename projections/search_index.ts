@@ -194,7 +194,7 @@ export function createSearchIndexProjection(analysis: AnalysisOptions): Projecti
 }
 
 /** Names the analysis an index was built with; bump the number when the analysis's code changes its terms. */
-function analysisVersion(analysis: AnalysisOptions): string {
+export function analysisVersion(analysis: AnalysisOptions = DEFAULT_ANALYSIS): string {
   const options = Object.entries(analysis).sort(([a], [b]) => (a < b ? -1 : 1));
   return `2 ${JSON.stringify(Object.fromEntries(options))}`;
 }

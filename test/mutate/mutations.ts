@@ -809,6 +809,21 @@ export const MUTATIONS: Mutation[] = [
     to: '"(d.person_id = ? OR 1) AND (d.folder_id IS NOT NULL OR',
     tests: ["test/search/semantic_scope_test.ts"],
   },
+  {
+    name: "semantic search: the similarity floor ignored",
+    file: "src/search/semantic.ts",
+    from: "(near) => near.similarity >= fusion.minSimilarity",
+    to: "() => true",
+    tests: ["test/search/similarity_floor_test.ts"],
+  },
+  {
+    name: "semantic search: SERGO_EMBEDDINGS_MIN_SIMILARITY not passed to search",
+    file: "src/services.ts",
+    from:
+      "config.embeddings.minSimilarity === undefined ? {} : { minSimilarity: config.embeddings.minSimilarity },",
+    to: "{},",
+    tests: ["test/search/embeddings_settings_test.ts"],
+  },
 
   // Standard
   {

@@ -230,6 +230,8 @@ defaults
   # that reached a replica is never sent twice.
   retries 3
   option redispatch
+  # The client's address for Sergo's per-address limits (SERGO_TRUSTED_PROXIES names this balancer).
+  option forwardfor
 
 # Each replica's state as HAProxy sees it (CSV at /stats;csv), on loopback only.
 listen stats
@@ -281,6 +283,8 @@ export async function startReplicas(options: ReplicaOptions): Promise<Replicas> 
     ...SERVE_ENV,
     NO_COLOR: "1",
     SERGO_PUBLIC_URL: url,
+    // HAProxy connects from loopback and says who the client is (option forwardfor).
+    SERGO_TRUSTED_PROXIES: "127.0.0.1",
     ...(options.env ?? {}),
     SERGO_DATABASE_URL: options.databaseUrl,
   };

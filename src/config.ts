@@ -33,6 +33,8 @@ export interface Config {
   /** TLS certificate and key files for https. */
   certFile: string | null;
   keyFile: string | null;
+  /** Load balancers whose `X-Forwarded-For` names the client (`SERGO_TRUSTED_PROXIES`, IP addresses). */
+  trustedProxies: ReadonlySet<string>;
   /** Whether Sergo is an OAuth authorization server for connector apps (`SERGO_OAUTH`). */
   oauth: boolean;
   /** Accept client metadata documents at http URLs on loopback (development only). */
@@ -156,6 +158,7 @@ export function loadConfig(
   if (databaseUrl !== null) checkDatabaseUrl(databaseUrl);
   return {
     databaseUrl,
+    trustedProxies: trustedProxies(env("SERGO_TRUSTED_PROXIES") ?? ""),
     oauth: onOff("SERGO_OAUTH", env("SERGO_OAUTH") ?? "on"),
     oauthLoopbackClients: onOff("SERGO_OAUTH_LOOPBACK_CLIENTS", env("SERGO_OAUTH_LOOPBACK_CLIENTS") ?? "off"),
     transcribe,
@@ -173,6 +176,24 @@ export function loadConfig(
     keyFile,
     embeddings: embeddingsConfig(env),
   };
+}
+
+/** `SERGO_TRUSTED_PROXIES`: comma-separated IPv4 or IPv6 addresses, as the peer's address is written. */
+function trustedProxies(value: string): ReadonlySet<string> {
+  const addresses = value.split(",").map((part) => part.trim()).filter((part) => part !== "");
+  for (const address of addresses) {
+    const v4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(address);
+    const ok = v4 ? v4.slice(1).every((octet) => Number(octet) <= 255) : /^[0-9a-f:.]+$/i.test(address) &&
+      address.includes(":");
+    if (!ok) {
+      throw new ConfigError(
+        `SERGO_TRUSTED_PROXIES must list IP addresses such as 10.0.0.5,10.0.0.6, got "${
+          address.slice(0, 60)
+        }"`,
+      );
+    }
+  }
+  return new Set(addresses);
 }
 
 /**

@@ -67,6 +67,7 @@ import {
 } from "./session.ts";
 import { safeNext, signIn, signOut } from "./sign_in.ts";
 import { SignInThrottle } from "./sign_in_throttle.ts";
+import { clientAddress } from "../http/client_address.ts";
 
 /** The console's request handler. */
 export type ConsoleHandler = (request: Request, info?: Deno.ServeHandlerInfo) => Promise<Response>;
@@ -150,7 +151,7 @@ export function createConsole(services: Services, options: ConsoleOptions = {}):
         email: form.get("email"),
         password: form.get("password"),
         next: form.get("next"),
-      }, { address: clientAddress(info), secure, throttle });
+      }, { address: clientAddress(request, info, services.config.trustedProxies), secure, throttle });
       if (result.ok) return redirect(result.next, [result.cookie]);
       const next = form.get("next") || undefined;
       return render(SignInPage({ context, email: result.email, error: result.message, next }), result.status);
@@ -497,11 +498,6 @@ function methodNotAllowed(): Response {
     status: 405,
     headers: { allow: "GET", "content-type": "text/plain" },
   });
-}
-
-function clientAddress(info: Deno.ServeHandlerInfo | undefined): string {
-  const addr = info?.remoteAddr;
-  return addr && "hostname" in addr ? addr.hostname : "unknown";
 }
 
 /** Whether a form post comes from this server's pages (Origin, when the browser sends it). */

@@ -31,6 +31,7 @@ import {
 } from "./metadata.ts";
 import { createRegistration } from "./registration.ts";
 import { createRevocationEndpoint, createTokenEndpoint } from "./token.ts";
+import { clientAddress } from "../../http/client_address.ts";
 
 export { DEFAULT_OAUTH_SETTINGS, type OAuthSettings } from "./_shared.ts";
 
@@ -133,8 +134,7 @@ export function createOAuth(services: Services, partial: Partial<OAuthSettings> 
       if (path === "/oauth/token") return await token(request);
       if (path === "/oauth/revoke") return await revoke(request);
       if (path === "/oauth/register") {
-        const addr = info?.remoteAddr;
-        return await register(request, addr && "hostname" in addr ? addr.hostname : "unknown");
+        return await register(request, clientAddress(request, info, services.config.trustedProxies));
       }
       const revokeMatch = /^\/oauth\/grants\/([A-Za-z0-9]{1,64})\/revoke$/.exec(path);
       if (revokeMatch && request.method === "POST") return await revokeFromConsole(request, revokeMatch[1]!);

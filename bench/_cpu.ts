@@ -77,7 +77,9 @@ export async function cpuDuring<T>(
   run: () => Promise<T>,
 ): Promise<{ result: T; cpu: Record<string, number> }> {
   const before = snapshot(classify);
+  const started = performance.now();
   const result = await run();
+  const wall = (performance.now() - started) / 1000;
   const after = snapshot(classify);
   const cpu: Record<string, number> = {};
   let named = 0;
@@ -88,6 +90,7 @@ export async function cpuDuring<T>(
   }
   const machine = (after.machine - before.machine) / TICKS_PER_SECOND;
   cpu.machine_busy = Math.round(machine * 100) / 100;
+  cpu.core_seconds_available = Math.round(wall * navigator.hardwareConcurrency * 100) / 100;
   cpu.others = Math.round(Math.max(0, machine - named) * 100) / 100;
   return { result, cpu };
 }

@@ -1,21 +1,25 @@
 /**
  * The per-key rate limit shared by every replica on one PostgreSQL: one token
- * bucket row per key (`sergo_rate_buckets`), refilled and taken from by one
- * statement (`sergo_take_token`, one round trip) under the row's lock, on the
- * database's clock, so a key's burst spread over any number of replicas is
- * refused at the key's limit, not at the limit times the replicas.
+ * bucket row per key (`sergo_rate_buckets`), refilled and taken from under the
+ * row's lock on the database's clock, so a key's burst spread over any number
+ * of replicas is refused at the key's limit, not at the limit times the
+ * replicas. The takes that arrive while a statement is in flight go together
+ * in the next one (`sergo_take_tokens`, in order), as the log's appends do:
+ * one round trip per batch, not per call.
  *
  * Why this rather than the limit split by the replica count: a balancer may
  * keep one key on one replica (the cluster's HAProxy hashes a legacy SSE
  * session's `Authorization` header; keep-alive and stickiness do the same),
  * so a split limit would refuse that key at half its rate while the other
- * replica idles, and the count changes as replicas come and go. Why rather than counting `McpCalled` events in each
- * replica's copy of the log: the copy lags the other replicas by the NOTIFY
- * latency, so a burst would pass twice over before it is seen. The cost, one
- * round trip per call, is measured in `bench/postgres.ts`.
+ * replica idles, and the count changes as replicas come and go. Why rather
+ * than counting `McpCalled` events in each replica's copy of the log: the
+ * copy lags the other replicas by the NOTIFY latency, so a burst would pass
+ * twice over before it is seen. The cost per call is measured in
+ * `bench/postgres.ts`.
  *
  * @module
  */
+import { setImmediate } from "node:timers";
 import postgres from "postgres";
 import type { RateDecision } from "./rate_limit.ts";
 
@@ -31,23 +35,29 @@ CREATE UNLOGGED TABLE IF NOT EXISTS sergo_rate_buckets (
   tokens double precision NOT NULL,
   at timestamptz NOT NULL
 );
-CREATE OR REPLACE FUNCTION sergo_take_token(key text, per_second double precision, burst double precision)
-RETURNS double precision LANGUAGE plpgsql AS $fn$
+CREATE OR REPLACE FUNCTION sergo_take_tokens(keys text[], per_second double precision, burst double precision)
+RETURNS double precision[] LANGUAGE plpgsql AS $fn$
 DECLARE
   now_at timestamptz := clock_timestamp();
   have double precision;
+  waits double precision[] := '{}';
+  key text;
 BEGIN
   PERFORM set_config('synchronous_commit', 'off', true);
-  INSERT INTO sergo_rate_buckets AS b (key_id, tokens, at) VALUES (key, burst, now_at)
-  ON CONFLICT (key_id) DO UPDATE SET
-    tokens = least(burst, b.tokens + greatest(0, extract(epoch FROM now_at - b.at)) * per_second),
-    at = greatest(b.at, now_at)
-  RETURNING tokens INTO have;
-  IF have >= 1 THEN
-    UPDATE sergo_rate_buckets SET tokens = have - 1 WHERE key_id = key;
-    RETURN 0;
-  END IF;
-  RETURN (1 - have) / per_second;
+  FOREACH key IN ARRAY keys LOOP
+    INSERT INTO sergo_rate_buckets AS b (key_id, tokens, at) VALUES (key, burst, now_at)
+    ON CONFLICT (key_id) DO UPDATE SET
+      tokens = least(burst, b.tokens + greatest(0, extract(epoch FROM now_at - b.at)) * per_second),
+      at = greatest(b.at, now_at)
+    RETURNING tokens INTO have;
+    IF have >= 1 THEN
+      UPDATE sergo_rate_buckets SET tokens = have - 1 WHERE key_id = key;
+      waits := waits || 0::double precision;
+    ELSE
+      waits := waits || ((1 - have) / per_second);
+    END IF;
+  END LOOP;
+  RETURN waits;
 END
 $fn$;
 `;
@@ -57,6 +67,10 @@ export class SharedRateLimiter {
   readonly #sql: postgres.Sql;
   readonly #perSecond: number;
   readonly #burst: number;
+  #pending: { keyId: string; resolve: (decision: RateDecision) => void; reject: (error: unknown) => void }[] =
+    [];
+  #scheduled = false;
+  #flushing = false;
 
   /** Wraps a connection pool whose database has the bucket table; prefer {@linkcode openSharedRateLimiter}. */
   constructor(sql: postgres.Sql, perSecond: number, burst: number) {
@@ -65,13 +79,48 @@ export class SharedRateLimiter {
     this.#burst = Math.max(1, burst);
   }
 
-  /** Takes one call from the key's bucket (the database's clock decides; `_nowMs` is not used). */
-  async take(keyId: string, _nowMs?: number): Promise<RateDecision> {
-    const [row] = await this.#sql<{ wait: number }[]>`
-      SELECT sergo_take_token(${keyId}, ${this.#perSecond}, ${this.#burst}) AS wait`;
-    const wait = Number(row!.wait);
-    if (wait <= 0) return { allowed: true };
-    return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(wait)) };
+  /**
+   * Takes one call from the key's bucket (the database's clock decides; `_nowMs` is not used). The takes of
+   * one turn of the event loop go in one statement, in order, as the log's appends do.
+   */
+  take(keyId: string, _nowMs?: number): Promise<RateDecision> {
+    return new Promise((resolve, reject) => {
+      this.#pending.push({ keyId, resolve, reject });
+      this.#schedule();
+    });
+  }
+
+  #schedule(): void {
+    if (this.#scheduled || this.#flushing) return;
+    this.#scheduled = true;
+    setImmediate(() => {
+      this.#scheduled = false;
+      this.#flushing = true;
+      this.#flush().finally(() => {
+        this.#flushing = false;
+        if (this.#pending.length > 0) this.#schedule();
+      });
+    });
+  }
+
+  async #flush(): Promise<void> {
+    const batch = this.#pending;
+    this.#pending = [];
+    try {
+      const [row] = await this.#sql<{ waits: number[] }[]>`
+        SELECT sergo_take_tokens(${
+        batch.map((item) => item.keyId)
+      }::text[], ${this.#perSecond}, ${this.#burst})
+          AS waits`;
+      batch.forEach((item, i) => {
+        const wait = Number(row!.waits[i]);
+        item.resolve(
+          wait <= 0 ? { allowed: true } : { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(wait)) },
+        );
+      });
+    } catch (error) {
+      for (const item of batch) item.reject(error);
+    }
   }
 
   /** Closes its connections. */

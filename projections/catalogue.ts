@@ -168,7 +168,12 @@ export const catalogue: Projection = {
     switch (event.type) {
       case "PersonAdded": {
         const { person_id, name, email } = event.data;
-        statement(db, "INSERT INTO cat_people (person_id, name, email) VALUES (?, ?, ?)").run(
+        // Two additions of one email at the same moment can both reach the log: the first in log order is
+        // the person, the later one is none (and its command says the email is taken).
+        statement(
+          db,
+          "INSERT INTO cat_people (person_id, name, email) VALUES (?, ?, ?) ON CONFLICT (email) DO NOTHING",
+        ).run(
           person_id,
           name,
           email,
@@ -182,7 +187,10 @@ export const catalogue: Projection = {
         );
         return;
       case "PersonMadeAdministrator":
-        statement(db, "INSERT OR IGNORE INTO cat_admins (person_id) VALUES (?)").run(event.data.person_id);
+        statement(
+          db,
+          "INSERT OR IGNORE INTO cat_admins (person_id) SELECT person_id FROM cat_people WHERE person_id = ?",
+        ).run(event.data.person_id);
         return;
       case "PasswordLinkIssued": {
         const { link_id, person_id, token_hash, purpose, expires_at } = event.data;

@@ -19,7 +19,13 @@ import { DomainError } from "./errors.ts";
 import { newId, randomId } from "./ids.ts";
 import { checkEmail, checkPersonName } from "./rules.ts";
 
-/** Adds a person; their email must be new (checked in the log itself, so two processes cannot both add it). */
+/**
+ * Adds a person; their email must be new. The check before the append is the
+ * projection's, so two additions of one email at the same moment (two
+ * requests, or the CLI beside `serve`) can both be appended: the first in log
+ * order is the person, the catalogue leaves the later one out, and its
+ * command fails here with the same sentence.
+ */
 export async function addPerson(
   app: SergoApp,
   input: { name: string; email: string },
@@ -36,7 +42,9 @@ export async function addPerson(
     data: { person_id: personId, name, email },
     metadata: app.meta(actor),
   }], { expectedVersion: "no_stream" });
-  return getPerson(app.db, personId)!;
+  const person = getPerson(app.db, personId);
+  if (!person) throw new DomainError("conflict", `A person with email "${email}" already exists`);
+  return person;
 }
 
 /** Finds a person by email or fails with a clear sentence. */
@@ -96,7 +104,9 @@ export async function addFirstAdministrator(
     },
     { type: "PersonMadeAdministrator", data: { person_id: personId }, metadata: app.meta(actor) },
   ], { expectedVersion: "no_stream" });
-  return getPerson(app.db, personId)!;
+  const person = getPerson(app.db, personId);
+  if (!person) throw new DomainError("conflict", `A person with email "${email}" already exists`);
+  return person;
 }
 
 /**

@@ -491,6 +491,14 @@ export const MUTATIONS: Mutation[] = [
     tests: ["test/mcp/folders_and_excerpts_test.ts"],
   },
   {
+    name: "people: a later addition of an email in use taken for a person",
+    file: "src/domain/people.ts",
+    from:
+      '  if (!person) throw new DomainError("conflict", `A person with email "${email}" already exists`);\n  return person;\n}\n\n/** Finds',
+    to: "  return person!;\n}\n\n/** Finds",
+    tests: ["test/domain/email_race_test.ts"],
+  },
+  {
     name: "login tokens: 8 days instead of 7",
     file: "src/domain/keys.ts",
     from: "export const LOGIN_TOKEN_LIFETIME_MS = 7 * 86_400_000;",

@@ -103,7 +103,7 @@ class RawWriter {
         "INSERT INTO search_documents (document_id, person_id, folder_id, name, type) VALUES (?, ?, ?, ?, ?)",
       passage:
         `INSERT INTO search_passages (document_id, person_id, folder_id, page, chunk, section, marked, text, notes,
-          length) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          length, language) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       fts: "INSERT INTO search_fts (rowid, body, heading, notes, name, scope) VALUES (?, ?, ?, ?, ?, ?)",
       searchProcessed:
         `UPDATE search_documents SET pages_estimated = ?, image_only_pages = ?, passages = ?, tokens = ?
@@ -290,6 +290,7 @@ class RawWriter {
             draft.text,
             draft.notes,
             columns.length,
+            columns.language,
           ).lastInsertRowid;
           s.fts!.run(id, columns.body, columns.heading, columns.notes, columns.name, tokens);
           passageCount++;

@@ -32,7 +32,13 @@ import type { Projection } from "./projection.ts";
 import { MAX_PASSAGE_CHARS, type PassageDraft, passagesOf } from "./_passages.ts";
 import { statement } from "./_statements.ts";
 import { isUnspacedToken } from "../src/search/folding.ts";
-import { type AnalysisOptions, analyze, DEFAULT_ANALYSIS, latinLanguageOf } from "../src/search/analysis.ts";
+import {
+  type AnalysisOptions,
+  analyze,
+  DEFAULT_ANALYSIS,
+  type LatinLanguage,
+  latinLanguageOf,
+} from "../src/search/analysis.ts";
 import { passageFields, type StoredDocument, type StoredPassage } from "../src/search/fields.ts";
 import { lexicalSearch, type RankingOptions } from "../src/search/lexical.ts";
 import { passageScopeTokens, type SearchScope } from "../src/search/scope.ts";
@@ -91,9 +97,13 @@ CREATE TABLE IF NOT EXISTS search_passages (
   marked INTEGER NOT NULL,
   text TEXT NOT NULL,
   notes TEXT,
-  length INTEGER NOT NULL
+  length INTEGER NOT NULL,
+  language TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS search_passages_document ON search_passages (document_id, passage_id);
+-- What the ranking's first stage reads of each of its thousands of candidates, apart from the passages'
+-- text: a passage's row holds its text, so reading its length from the table touches a page per candidate.
+CREATE INDEX IF NOT EXISTS search_passages_rank ON search_passages (passage_id, length, document_id);
 CREATE INDEX IF NOT EXISTS search_passages_scope ON search_passages (person_id, folder_id);
 CREATE VIRTUAL TABLE IF NOT EXISTS search_fts USING fts5 (
   body, heading, notes, name, scope,
@@ -106,12 +116,39 @@ CREATE VIRTUAL TABLE IF NOT EXISTS search_vocab USING fts5vocab (search_fts, 'ro
 CREATE VIEW IF NOT EXISTS search_fts_sizes AS SELECT id, sz FROM search_fts_docsize;
 `;
 
+/**
+ * The index's layout: raised whenever its tables or what a row holds change
+ * (2: per-language analysis and fields; 3: each passage's language, and the
+ * ranking's covering index).
+ */
+const SCHEMA_VERSION = 3;
+
+/**
+ * Texts whose analysis stands for the analysis as a whole (stemming in each
+ * language, Arabic and Persian, Chinese and Japanese, grouped numbers,
+ * codes): when the analysis changes, its terms for these change with it,
+ * and an index built by the older analysis is rebuilt (see {@linkcode analysisVersion}).
+ */
+const ANALYSIS_SAMPLES = [
+  "The contracts were signed by the disbursing officers; running, runs, ran. Ĺéçòñ ﬁnance ÆTHER Straße",
+  "Les élections générales ont été reportées aux calendes grecques",
+  "Las negociaciones comerciales continuarán durante los próximos meses",
+  "As instituições financeiras não divulgaram os relatórios trimestrais",
+  "Die Verhandlungen über die jeweiligen Verträge wurden fortgesetzt; für Übergänge",
+  "Pemerintah akan meningkatkan pembangunan infrastruktur di daerah",
+  "по романам и контрактам, ёлка, наименование помещения",
+  "والمساواة بين الجنسين في الانتخابات والمعلمون لا المشكلات",
+  "کتاب‌ها و دانشگاه‌های بزرگتر ایران ۱۴۰۲",
+  "深鹰集团的审计报告 服务网格 東京都の電車に乗りました 한국어 문장 ภาษาไทย",
+  "39 921 700,00 and 1,234,567 and 1.000.000; IP54 Caa1 2cdda5c8 ISO-9001 e-mail",
+];
+
 /** The analyzed FTS columns of one passage (the replay benchmark writes the same). */
 export function ftsColumns(
   passage: StoredPassage,
   document: StoredDocument,
   options: AnalysisOptions = DEFAULT_ANALYSIS,
-): { body: string; heading: string; notes: string; name: string; length: number } {
+): { body: string; heading: string; notes: string; name: string; length: number; language: LatinLanguage } {
   const fields = passageFields(passage, document);
   const language = latinLanguageOf(fields.body);
   const body = analyze(fields.body, options, language);
@@ -121,6 +158,7 @@ export function ftsColumns(
     notes: fields.notes ? analyze(fields.notes, options, language).join(" ") : "",
     name: analyze(fields.name, options).join(" "),
     length: options.halfUnspacedLength ? bodyLength(body) : body.length,
+    language,
   };
 }
 
@@ -193,10 +231,25 @@ export function createSearchIndexProjection(analysis: AnalysisOptions): Projecti
   };
 }
 
-/** Names the analysis an index was built with; bump the number when the analysis's code changes its terms. */
+/**
+ * The version an index must carry to be searched with this code: the
+ * layout ({@linkcode SCHEMA_VERSION}), a fingerprint of the analysis (FNV-1a
+ * over the samples' terms, so a change in the analysis's code that changes
+ * terms is caught without anyone bumping a number) and its options. Indexes
+ * of another version are dropped and rebuilt from the log; the search
+ * benchmark keys its cached indexes by it too.
+ */
 export function analysisVersion(analysis: AnalysisOptions = DEFAULT_ANALYSIS): string {
+  let hash = 0x811c9dc5;
+  for (const sample of ANALYSIS_SAMPLES) {
+    for (const character of `${analyze(sample, analysis).join(" ")}\n`) {
+      hash = Math.imul(hash ^ character.codePointAt(0)!, 0x01000193) >>> 0;
+    }
+  }
   const options = Object.entries(analysis).sort(([a], [b]) => (a < b ? -1 : 1));
-  return `2 ${JSON.stringify(Object.fromEntries(options))}`;
+  return `${SCHEMA_VERSION} ${hash.toString(16).padStart(8, "0")} ${
+    JSON.stringify(Object.fromEntries(options))
+  }`;
 }
 
 /**
@@ -352,8 +405,8 @@ function insertPassage(
   const columns = ftsColumns(draft, document, analysis);
   const result = statement(
     db,
-    `INSERT INTO search_passages (document_id, person_id, folder_id, page, chunk, section, marked, text, notes, length)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO search_passages (document_id, person_id, folder_id, page, chunk, section, marked, text, notes, length,
+       language) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   ).run(
     document.document_id,
     document.person_id,
@@ -365,6 +418,7 @@ function insertPassage(
     draft.text,
     draft.notes,
     columns.length,
+    columns.language,
   );
   writeFts(db, Number(result.lastInsertRowid), columns, document);
   return columns.length;

@@ -8,7 +8,8 @@
  * mean length from `search_documents`' per-document sums, each term's
  * document frequency from an FTS5 query joined to the scope's tokens, and
  * candidates only from passages in the scope. Term frequencies, fields and
- * positions come from analyzing the candidates' own stored text. So a ranking
+ * positions come from analyzing the candidates' own stored text (in the
+ * language the index found for it). So a ranking
  * depends on nothing outside the scope, by construction.
  *
  * Two stages keep the cost bounded: the scope's passages that hold the
@@ -27,7 +28,7 @@ import type { DatabaseSync, SQLInputValue, StatementSync } from "node:sqlite";
 import {
   type AnalysisOptions,
   DEFAULT_ANALYSIS,
-  latinLanguageOf,
+  type LatinLanguage,
   type QueryTerm,
   queryTerms,
   quoteTerm,
@@ -102,6 +103,8 @@ interface Term {
   expression: string;
   df: number;
   idf: number;
+  /** The scope's passages holding the term, newest first, at most {@linkcode DF_CAP} (all when df is below). */
+  rowids: number[];
 }
 
 interface Candidate {
@@ -128,10 +131,12 @@ export function lexicalSearch(db: DatabaseSync, options: LexicalOptions): Ranked
   const terms: Term[] = [];
   for (const query of queried) {
     const expression = termExpression(query);
-    const df = countMatches(db, `${scope} AND ${expression}`);
+    // The passages found count the term's document frequency (up to the cap) and serve as candidates below.
+    const found = rowids(db, `${scope} AND ${expression}`, DF_CAP);
+    const df = found.length;
     if (df === 0) continue;
     const idf = Math.log(1 + (stats.passages - df + 0.5) / (df + 0.5));
-    terms.push({ query, expression, df, idf });
+    terms.push({ query, expression, df, idf, rowids: found });
   }
   if (terms.length === 0) return [];
   const averageLength = Math.max(1, stats.tokens / stats.passages);
@@ -179,16 +184,19 @@ function findCandidates(
     holding.set(rowid, set);
   };
   if (terms.some((term) => term.df < common)) {
+    // Drivers hold fewer than DF_CAP passages each, so their lists are whole.
     for (const index of drivers) {
-      for (const rowid of rowids(db, `${scope} AND ${terms[index]!.expression}`, DF_CAP)) hold(rowid, index);
+      for (const rowid of terms[index]!.rowids) hold(rowid, index);
     }
     const anyDriver = `(${drivers.map((index) => terms[index]!.expression).join(" OR ")})`;
     for (const index of order.filter((index) => !drivers.includes(index))) {
-      for (
-        const rowid of rowids(db, `${scope} AND ${anyDriver} AND ${terms[index]!.expression}`, DRIVER_BUDGET)
-      ) {
-        hold(rowid, index);
-      }
+      const term = terms[index]!;
+      // A whole list meets the drivers' passages here; a capped one in the index (at most the budget, which
+      // the drivers' passages stay under, so the limit never cuts).
+      const found = term.df < DF_CAP
+        ? term.rowids.filter((rowid) => holding.has(rowid))
+        : rowids(db, `${scope} AND ${anyDriver} AND ${term.expression}`, DRIVER_BUDGET);
+      for (const rowid of found) hold(rowid, index);
     }
   } else {
     // Every term is common: the newest passages holding all of them, then any of them.
@@ -203,23 +211,27 @@ function findCandidates(
       const floor = found.at(-1) ?? 0;
       const fresh = new Set(found.filter((rowid) => !holding.has(rowid)));
       for (const index of terms.keys()) {
-        for (const rowid of rowids(db, `${scope} AND ${terms[index]!.expression}`, DF_CAP, floor)) {
+        const term = terms[index]!;
+        // The term's list holds every passage from `floor` on when it is whole or reaches below `floor`.
+        const covers = term.rowids.length < DF_CAP || term.rowids.at(-1)! <= floor;
+        const from = covers
+          ? term.rowids.filter((rowid) => rowid >= floor)
+          : rowids(db, `${scope} AND ${term.expression}`, DF_CAP, floor);
+        for (const rowid of from) {
           if (fresh.has(rowid)) hold(rowid, index);
         }
       }
     }
   }
   const out = new Map<number, Candidate>();
-  const rows = statement(
+  const rows = arrays(
     db,
-    `SELECT passage_id, document_id, length FROM search_passages
+    `SELECT passage_id, document_id, length FROM search_passages INDEXED BY search_passages_rank
      WHERE passage_id IN (SELECT value FROM json_each(?))`,
-  ).all(JSON.stringify([...holding.keys()])) as Array<
-    { passage_id: number; document_id: string; length: number }
-  >;
-  for (const row of rows) {
-    const tier = first.has(row.passage_id) ? 1 : 0;
-    out.set(row.passage_id, { ...row, holds: holding.get(row.passage_id)!, tier, score: 0 });
+  ).all(JSON.stringify([...holding.keys()])) as unknown as Array<[number, string, number]>;
+  for (const [passage_id, document_id, length] of rows) {
+    const tier = first.has(passage_id) ? 1 : 0;
+    out.set(passage_id, { passage_id, document_id, length, holds: holding.get(passage_id)!, tier, score: 0 });
   }
   return out;
 }
@@ -235,7 +247,8 @@ function rescore(
 ): void {
   const load = statement(
     db,
-    `SELECT p.text AS text, p.section AS section, p.notes AS notes, d.name AS name, d.type AS type
+    `SELECT p.text AS text, p.section AS section, p.notes AS notes, p.language AS language, d.name AS name,
+       d.type AS type
      FROM search_passages p JOIN search_documents d ON d.document_id = p.document_id WHERE p.passage_id = ?`,
   );
   const totalIdf = terms.reduce((sum, term) => sum + term.idf, 0);
@@ -243,11 +256,18 @@ function rescore(
   const tf = ranking.termFrequency ? (n: number) => n : (n: number) => Math.min(n, 1);
   for (const candidate of candidates) {
     const row = load.get(candidate.passage_id) as
-      | { text: string; section: string | null; notes: string | null; name: string; type: string }
+      | {
+        text: string;
+        section: string | null;
+        notes: string | null;
+        language: LatinLanguage;
+        name: string;
+        type: string;
+      }
       | undefined;
     if (!row) continue;
     const fields = passageFields(row, row);
-    const language = latinLanguageOf(fields.body);
+    const language = row.language;
     const body = matcher.positions(fields.body, language);
     const heading = fields.heading ? matcher.positions(fields.heading, language) : null;
     const notes = fields.notes ? matcher.positions(fields.notes, language) : null;
@@ -328,22 +348,32 @@ function scopeStats(db: DatabaseSync, scope: SearchScope): { passages: number; t
   return row;
 }
 
-/** How many passages match, counted up to {@linkcode DF_CAP}. */
-function countMatches(db: DatabaseSync, match: string): number {
-  const row = statement(
-    db,
-    "SELECT count(*) AS n FROM (SELECT rowid FROM search_fts WHERE search_fts MATCH ? LIMIT ?)",
-  ).get(match, DF_CAP) as { n: number };
-  return row.n;
-}
-
 /** The row ids matching, newest first, at most `limit`, from `fromRowid` on. */
 function rowids(db: DatabaseSync, match: string, limit: number, fromRowid = 0): number[] {
-  const rows = statement(
+  const rows = arrays(
     db,
     "SELECT rowid FROM search_fts WHERE search_fts MATCH ? AND rowid >= ? ORDER BY rowid DESC LIMIT ?",
-  ).all(match, fromRowid, limit) as Array<{ rowid: number }>;
-  return rows.map((row) => row.rowid);
+  ).all(match, fromRowid, limit) as unknown as Array<[number]>;
+  return rows.map((row) => row[0]);
+}
+
+const arrayStatements = new WeakMap<DatabaseSync, Map<string, StatementSync>>();
+
+/** Like {@linkcode statement}, for queries of many rows: each row comes as an array of its columns. */
+function arrays(db: DatabaseSync, sql: string): StatementSync {
+  let cache = arrayStatements.get(db);
+  if (!cache) {
+    cache = new Map();
+    arrayStatements.set(db, cache);
+  }
+  let found = cache.get(sql);
+  if (!found) {
+    found = db.prepare(sql);
+    // In Deno's node:sqlite (as in Node's since 24), not yet in its types.
+    (found as StatementSync & { setReturnArrays(enabled: boolean): void }).setReturnArrays(true);
+    cache.set(sql, found);
+  }
+  return found;
 }
 
 const prepared = new WeakMap<DatabaseSync, Map<string, StatementSync>>();

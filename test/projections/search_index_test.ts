@@ -8,7 +8,10 @@ import { unzipSync } from "fflate";
 import type { EventData, EventType, ProcessedPage, RecordedEvent } from "../../events/types.ts";
 import { projectionDigest } from "../../projections/digest.ts";
 import { openProjector, type Projector } from "../../projections/projector.ts";
+import { DEFAULT_ANALYSIS } from "../../src/search/analysis.ts";
 import {
+  analysisVersion,
+  createSearchIndexProjection,
   documentImageOnlyPages,
   type SearchHit,
   searchIndexProjection,
@@ -403,6 +406,64 @@ Deno.test("the same events give the same digest, in one batch or one by one", as
     projectionDigest(empty.db, [searchIndexProjection]),
     projectionDigest(one.projector.db, [searchIndexProjection]),
   );
+});
+
+Deno.test("an index built by another layout or analysis is dropped and rebuilt from the log; the same one is kept", async () => {
+  const given = new Given()
+    .upload("a", "ava", "f")
+    .processed("a", pagesOf(await pdfPages("pdf/tracemonkey-pldi-paper.pdf")))
+    .upload("b", "ava", "f")
+    .processed("b", pagesOf(await pdfPages("pdf/cjk-zh-quarterly-report.pdf")));
+  const query = { personId: "ava", folderIds: null, documentIds: [], depth: 50, query: "trace trees loops" };
+  const expected = searchPassages(given.projector.db, query);
+  assert.ok(expected.length > 0);
+  const digest = projectionDigest(given.projector.db, [searchIndexProjection]);
+  const path = Deno.makeTempFileSync({ suffix: ".db" });
+  const checkpoints = (projector: Projector) =>
+    projector.db.prepare("SELECT name FROM projection_checkpoints ORDER BY name").all()
+      .map((row) => (row as { name: string }).name);
+  const passages = (projector: Projector) =>
+    (projector.db.prepare("SELECT count(*) AS n FROM search_passages").get() as { n: number }).n;
+  try {
+    let projector = openProjector(path, [searchIndexProjection]);
+    projector.applyBatch(given.events);
+    const stored = passages(projector);
+    projector.close();
+
+    // Opened again by the same code: kept, nothing to rebuild.
+    projector = openProjector(path, [searchIndexProjection]);
+    assert.equal(passages(projector), stored);
+    assert.deepEqual(checkpoints(projector), ["search_index"]);
+    // Built by an older layout (the version before passages carried their language).
+    projector.db.prepare("UPDATE search_index_version SET version = ?").run(
+      `2-${analysisVersion().split("-")[1]}`,
+    );
+    projector.close();
+
+    projector = openProjector(path, [searchIndexProjection]);
+    assert.equal(passages(projector), 0, "the older index is dropped");
+    assert.deepEqual(checkpoints(projector), [], "the search index starts again from the first event");
+    projector.applyBatch(given.events);
+    assert.deepEqual(searchPassages(projector.db, query), expected);
+    assert.equal(projectionDigest(projector.db, [searchIndexProjection]), digest);
+    projector.close();
+
+    // Another analysis (without stemming) makes other terms: its version differs, and it drops this index.
+    const unstemmed = { ...DEFAULT_ANALYSIS, stemming: false };
+    assert.notEqual(analysisVersion(unstemmed), analysisVersion());
+    projector = openProjector(path, [createSearchIndexProjection(unstemmed)]);
+    assert.equal(passages(projector), 0);
+    assert.deepEqual(checkpoints(projector), []);
+    projector.close();
+  } finally {
+    for (const suffix of ["", "-wal", "-shm"]) {
+      try {
+        Deno.removeSync(path + suffix);
+      } catch {
+        // Not made.
+      }
+    }
+  }
 });
 
 Deno.test("with many people and a large scope, results stay in scope and agree with the small-scope plan", () => {

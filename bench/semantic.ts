@@ -386,7 +386,7 @@ async function speedAt(
   vectors: Float32Array[],
   corpus: Awaited<ReturnType<typeof loadCorpus>>,
 ): Promise<Record<string, unknown>> {
-  const { sergo, plain } = buildIndexes(corpus, size);
+  const { sergo, plain } = await buildIndexes(corpus, size);
   searchVectorsProjection.init(sergo);
   fillVectors(sergo, semantic.model, vectors);
   const vectorBytes = (sergo.prepare("SELECT sum(length(vectors)) AS n FROM search_vector_sets").get() as {

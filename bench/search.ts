@@ -8,13 +8,14 @@
  *
  * @module
  */
+import { createHash } from "node:crypto";
 import { DatabaseSync } from "node:sqlite";
 import type { ProcessedPage, RecordedEvent } from "../events/types.ts";
 import { openProjector } from "../projections/projector.ts";
 import type { PassageDraft } from "../projections/_passages.ts";
 import {
+  analysisVersion,
   ftsColumns,
-  indexVersion,
   searchIndexProjection,
   searchPassages,
 } from "../projections/search_index.ts";
@@ -136,7 +137,7 @@ function removeDatabase(path: string): void {
 /**
  * Builds (or reopens) the Sergo index and the plain FTS5 table of `size`
  * synthetic pages. A Sergo index is reused only when built by the same
- * index version (layout and analysis, `indexVersion()`); one of another
+ * index version (layout and analysis, `analysisVersion()`); one of another
  * version is deleted and built again. `only` builds one of the two (the
  * other may be built by another process at the same time).
  */
@@ -146,7 +147,7 @@ export async function buildIndexes(
   only?: "sergo" | "plain",
 ): Promise<BuiltIndex> {
   Deno.mkdirSync(DATA, { recursive: true });
-  const version = indexVersion();
+  const version = createHash("sha256").update(analysisVersion()).digest("hex").slice(0, 8);
   const sergoPath = new URL(`sergo-${size}-v${version}.db`, DATA).pathname;
   const plainPath = new URL(`plain-${size}.db`, DATA).pathname;
   const sergoDone = `${sergoPath}.done`;

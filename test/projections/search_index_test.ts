@@ -435,8 +435,8 @@ Deno.test("an index built by another layout or analysis is dropped and rebuilt f
     assert.equal(passages(projector), stored);
     assert.deepEqual(checkpoints(projector), ["search_index"]);
     // Built by an older layout (the version before passages carried their language).
-    projector.db.prepare("UPDATE search_index_version SET version = ?").run(
-      `2-${analysisVersion().split("-")[1]}`,
+    projector.db.prepare("UPDATE search_analysis SET version = ?").run(
+      `2 ${analysisVersion().split(" ").slice(1).join(" ")}`,
     );
     projector.close();
 

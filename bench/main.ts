@@ -94,6 +94,11 @@ export const MODULES: readonly BenchModule[] = [
           baseline: `p50 ${show(obj(part.plain_ms).p50)} ms, p99 ${show(obj(part.plain_ms).p99)} ms`,
           ratio: num(obj(part.ratio).p99),
           budget: budget === null ? null : { op: "<=", value: budget },
+          note: num(obj(part.load_average).start) === null
+            ? undefined
+            : `interleaved query by query; load average ${obj(part.load_average).start} at start, ${
+              obj(part.load_average).end
+            } at end`,
         }));
       }
       const quality = obj(r.quality);

@@ -409,6 +409,7 @@ async function benchSize(corpus: CorpusFile[], size: number): Promise<Record<str
   const sergoMs: number[] = [];
   const plainMs: number[] = [];
   let sergoEmpty = 0;
+  const loadAtStart = Deno.loadavg()[0];
   for (const [index, query] of queries.entries()) {
     const timeSergo = () => {
       const started = performance.now();
@@ -430,6 +431,7 @@ async function benchSize(corpus: CorpusFile[], size: number): Promise<Record<str
     }
     if (index % 50 === 0) await new Promise((resolve) => setTimeout(resolve, 0));
   }
+  const loadAtEnd = Deno.loadavg()[0];
   // A small scope inside the large index: one document of 100 pages, a different one per query.
   const scopedMs: number[] = [];
   const documents = Math.ceil(size / PAGES_PER_DOCUMENT);
@@ -465,6 +467,9 @@ async function benchSize(corpus: CorpusFile[], size: number): Promise<Record<str
       p99: round(percentile(sergoMs, 0.99) / percentile(plainMs, 0.99), 3),
     },
     sergo_queries_without_hits: sergoEmpty,
+    /** The machine's 1-minute load average when the interleaved timing began and ended (2 cores). */
+    load_average: { start: round(loadAtStart ?? 0), end: round(loadAtEnd ?? 0) },
+    index_version: analysisVersion(),
     sergo_one_document_scope_ms: {
       p50: round(percentile(scopedMs, 0.5)),
       p99: round(percentile(scopedMs, 0.99)),

@@ -243,7 +243,7 @@ Deno.test("authorization requests: a bad client or redirect URI gets a page, any
   );
 });
 
-Deno.test("codes work for a minute, access tokens for an hour; deleting the key stops its tokens at once", async () => {
+Deno.test("codes work for a minute, access tokens for an hour, refresh tokens for 30 days; deleting the key stops its tokens at once", async () => {
   let now = Date.parse("2026-12-01T09:00:00Z");
   await using world = await startOAuthWorld({}, { now: () => new Date(now) });
   await using client = appServer((origin) => ({
@@ -302,19 +302,37 @@ Deno.test("codes work for a minute, access tokens for an hour; deleting the key 
   const expired = await list(tokens.access_token);
   assert.equal(expired.status, 401);
   assert.match(expired.challenge!, /error="invalid_token", resource_metadata="[^"]+\/mcp"/);
-  const refreshed = await (await fetch(`${world.url}/oauth/token`, {
-    method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({
-      grant_type: "refresh_token",
-      refresh_token: tokens.refresh_token,
-      client_id: client.metadataUrl,
-    }),
-  })).json();
+  const refresh = async (token: string) =>
+    await (await fetch(`${world.url}/oauth/token`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({
+        grant_type: "refresh_token",
+        refresh_token: token,
+        client_id: client.metadataUrl,
+      }),
+    })).json();
+  const refreshed = await refresh(tokens.refresh_token);
   assert.equal((await list(refreshed.access_token)).status, 200);
 
+  // A refresh token works for 30 days: a second before, it gives a new pair; from then on it is refused.
+  const days30 = 30 * 24 * 3600_000;
+  now += days30 - 1000;
+  const last = await refresh(refreshed.refresh_token);
+  assert.equal((await list(last.access_token)).status, 200);
+  now += days30;
+  const late30 = await refresh(last.refresh_token);
+  assert.deepEqual([late30.error, late30.error_description], [
+    "invalid_grant",
+    "The refresh token has expired: sign in again.",
+  ]);
+
+  await browser.signIn(world.email, world.password); // 60 days on: the console's sign-in has run out too
+  const again = await grant();
+  const pair = await exchange(again.code, again.verifier);
+  assert.equal((await list(pair.access_token)).status, 200);
   await deleteAgentKey(world.running.app, { personId: world.personId, keyId: world.decksKey.keyId }, "cli");
-  const gone = await list(refreshed.access_token);
+  const gone = await list(pair.access_token);
   assert.equal(gone.status, 401);
   assert.match(gone.challenge!, /resource_metadata=/);
 });

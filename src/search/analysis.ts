@@ -8,15 +8,20 @@
  *   commonest words; English when none stands out. A query word is looked for
  *   under every one of these stemmers, so a question finds a page in another
  *   language that shares its word ("transport", "Merbridge").
- * - Cyrillic: the Russian Snowball stemmer.
+ * - Cyrillic: with `russianStemming` (measured and off: no gain on the
+ *   held-out questions), the Russian Snowball stemmer, its unstable stems
+ *   indexed both ways.
  * - Arabic script: light stemming of prefixes and suffixes (`_arabic_stem.ts`).
- * - Chinese, Japanese, Korean, Thai: overlapping two-character tokens. With
- *   `segmentation`, a Chinese or Japanese query also looks for the words of
- *   ICU's dictionary segmenter (`Intl.Segmenter`) of three characters or more,
- *   each as its tokens in a row; measured, it brought nothing, so it is off.
+ * - Chinese, Japanese, Korean, Thai: overlapping two-character tokens (each
+ *   counting half in a passage's length, `projections/search_index.ts`). With
+ *   `segmentation` (measured and off), Chinese and Japanese runs also give
+ *   the words of three characters or more of ICU's dictionary segmenter
+ *   (`Intl.Segmenter`), in the index and in queries.
  * - Numbers written with group separators (1,234,567; 39 921 700; 1.000.000)
  *   also give their digits joined, so "39921700" finds "39 921 700,00".
  * - Tokens holding a digit (codes such as IP54, Caa1, 2cdda5c8) are never stemmed.
+ *
+ * Which parts are on is decided by the search benchmark's ablation (README).
  *
  * Private-use characters never reach a token: the index's scope tokens start with one.
  *
@@ -257,8 +262,6 @@ export interface QueryTerm {
   terms: string[];
   /** A single Chinese, Japanese, Korean or Thai character: matches the two-character tokens it starts. */
   prefix: boolean;
-  /** A Chinese or Japanese word of three characters or more: its two-character tokens, in a row. */
-  phrase: string[] | null;
 }
 
 /**
@@ -266,11 +269,10 @@ export interface QueryTerm {
  * unless nothing else is left, and at most {@linkcode MAX_QUERY_TERMS}.
  *
  * A Latin word counts under the stem of each language (and the stem of that
- * stem, since Snowball's stems are not always stable: романам → роман →
- * рома). Chinese, Japanese, Korean and Thai give their two-character tokens
- * (a single character matches the tokens it starts); with `segmentation`,
- * Chinese and Japanese dictionary words of three characters or more are also
- * looked for as their tokens in a row.
+ * stem, since Snowball's stems are not always stable). Chinese, Japanese,
+ * Korean and Thai give their two-character tokens (a single character
+ * matches the tokens it starts); with `segmentation`, Chinese and Japanese
+ * dictionary words of three characters or more are terms too.
  */
 export function queryTerms(query: string, options: AnalysisOptions = DEFAULT_ANALYSIS): QueryTerm[] {
   const all: QueryTerm[] = [];
@@ -279,12 +281,10 @@ export function queryTerms(query: string, options: AnalysisOptions = DEFAULT_ANA
     if (seen.has(word)) return;
     seen.add(word);
     if (unspaced) {
-      const length = [...word].length;
-      const phrase = length >= 3 ? bigrams(word) : null;
-      all.push({ word, terms: [term], prefix: length === 1, phrase });
+      all.push({ word, terms: [term], prefix: [...word].length === 1 });
       return;
     }
-    all.push({ word, terms: alternatives(word, term, options), prefix: false, phrase: null });
+    all.push({ word, terms: alternatives(word, term, options), prefix: false });
   };
   const folded = foldCharacters(query);
   for (const match of folded.matchAll(WORD)) {
@@ -329,10 +329,9 @@ export function quoteTerm(term: string): string {
   return `"${term.replaceAll('"', '""')}"`;
 }
 
-/** A query term as an FTS5 expression: any of its index terms, a phrase, or a prefix query for a single character. */
+/** A query term as an FTS5 expression: any of its index terms, or a prefix query for a single character. */
 export function termExpression(term: QueryTerm): string {
   if (term.prefix) return `${quoteTerm(term.word)}*`;
-  if (term.phrase) return quoteTerm(term.phrase.join(" "));
   return term.terms.length === 1 ? quoteTerm(term.terms[0]!) : `(${term.terms.map(quoteTerm).join(" OR ")})`;
 }
 
@@ -347,7 +346,6 @@ export class TermMatcher {
   readonly #options: AnalysisOptions;
   readonly #byTerm = new Map<string, number[]>();
   readonly #prefixes = new Map<string, number[]>();
-  readonly #phraseTokens = new Set<string>();
   readonly #starts = new Set<string>();
   /** Whether a term is a Chinese or Japanese dictionary word, so runs must be segmented. */
   readonly #words: boolean;
@@ -361,7 +359,6 @@ export class TermMatcher {
     );
     terms.forEach((term, index) => {
       if (term.prefix) push(this.#prefixes, term.word, index);
-      else if (term.phrase) { for (const token of term.phrase) this.#phraseTokens.add(token); }
       else {
         for (const indexTerm of term.terms) {
           push(this.#byTerm, indexTerm, index);
@@ -376,7 +373,6 @@ export class TermMatcher {
     const out: number[][] = this.#terms.map(() => []);
     const folded = foldCharacters(text);
     const cache = termCache(language, this.#options);
-    const phraseAt = new Map<string, Set<number>>();
     const hit = (indexTerm: string, position: number) => {
       const found = this.#byTerm.get(indexTerm);
       if (found) { for (const index of found) out[index]!.push(position); }
@@ -408,11 +404,6 @@ export class TermMatcher {
           hit(pair, position);
           const starting = this.#prefixes.get([...pair][0]!);
           if (starting) { for (const index of starting) out[index]!.push(position); }
-          if (this.#phraseTokens.has(pair)) {
-            let at = phraseAt.get(pair);
-            if (!at) phraseAt.set(pair, at = new Set());
-            at.add(position);
-          }
           position++;
         }
       });
@@ -422,16 +413,6 @@ export class TermMatcher {
         hit(match[0].replace(/[^\p{N}]/gu, ""), position++);
       }
     }
-    this.#terms.forEach((term, index) => {
-      if (!term.phrase) return;
-      const [first, ...rest] = term.phrase;
-      for (const start of phraseAt.get(first!) ?? []) {
-        if (rest.every((token, offset) => phraseAt.get(token)?.has(start + offset + 1))) {
-          out[index]!.push(start);
-        }
-      }
-      out[index]!.sort((a, b) => a - b);
-    });
     return out;
   }
 }

@@ -244,6 +244,11 @@ function ftsRows(passages: TableRows, documents: TableRows): TableRows {
 function insertRows(path: string, rows: TableRows[], projections: readonly Projection[]): number {
   const started = performance.now();
   const db = openProjectionTables(path, projections);
+  // A table the projections' init already filled (the search index's version row) is not copied again.
+  rows = rows.filter((table) =>
+    table.table === "search_fts" ||
+    (db.prepare(`SELECT count(*) AS n FROM "${table.table}"`).get() as { n: number }).n === 0
+  );
   const statements = rows.map((table) =>
     db.prepare(
       `INSERT INTO "${table.table}" (${table.columns.map((c) => `"${c}"`).join(", ")}) VALUES (${

@@ -533,8 +533,8 @@ export const MUTATIONS: Mutation[] = [
   {
     name: "search: document frequencies counted over the whole index, not the scope",
     file: "src/search/lexical.ts",
-    from: "const df = countMatches(db, `${scope} AND ${expression}`);",
-    to: "const df = countMatches(db, expression);",
+    from: "    const df = found.length;",
+    to: "    const df = rowids(db, expression, DF_CAP).length;",
     tests: [RANKING_SCOPE],
   },
   {

@@ -131,6 +131,9 @@ if (import.meta.main) {
     console.log(`Baseline: ${files.length} test files, unmutated`);
     const baseline = await run(Deno.execPath(), [...TEST_FLAGS, ...files], repo);
     if (baseline.code !== 0) {
+      // The failing tests (deno test's FAILURES section), then the end of the output.
+      const failures = baseline.output.split("\n").filter((line) => / => \.\/\S+:\d+:\d+$/.test(line));
+      console.error([...new Set(failures)].join("\n"));
       console.error(baseline.output.split("\n").slice(-40).join("\n"));
       console.error("The tests fail without any mutation: fix them first.");
       Deno.exit(2);

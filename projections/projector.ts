@@ -52,7 +52,7 @@ export class Projector {
     this.#projections = projections;
     this.#options = options;
     this.#applyDb = reusingStatements(this.db);
-    this.db.exec("BEGIN");
+    this.db.exec("BEGIN IMMEDIATE");
     try {
       for (const projection of projections) projection.init(this.db);
       this.db.exec("COMMIT");

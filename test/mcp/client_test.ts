@@ -85,7 +85,12 @@ Deno.test("the official client with a wrong key fails at connect", async () => {
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, endpoint);
   const client = new Client({ name: "sergo-test", version: "1.0.0" });
   const transport = new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${server.addr.port}/mcp`), {
-    requestInit: { headers: { authorization: `Bearer ${world.keys.all.slice(0, -1)}x` } },
+    // The key's last character changed (to one it does not already end with).
+    requestInit: {
+      headers: {
+        authorization: `Bearer ${world.keys.all.slice(0, -1)}${world.keys.all.endsWith("x") ? "y" : "x"}`,
+      },
+    },
   });
   try {
     await assert.rejects(client.connect(transport), /Malformed key — the prefix or checksum doesn.t match/);

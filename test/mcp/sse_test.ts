@@ -150,7 +150,10 @@ Deno.test("the official Python SDK's sse_client lists the tools and searches thr
 
 Deno.test("/sse answers a missing or bad key exactly as /mcp does", async () => {
   await using served = await serve();
-  for (const authorization of [null, "Bearer sgk_s_nope", `Bearer ${served.world.keys.all.slice(0, -1)}x`]) {
+  // A real key with its last character changed (to one it does not already end with).
+  const key = served.world.keys.all;
+  const altered = key.slice(0, -1) + (key.endsWith("x") ? "y" : "x");
+  for (const authorization of [null, "Bearer sgk_s_nope", `Bearer ${altered}`]) {
     const headers: Record<string, string> = authorization ? { authorization } : {};
     const viaSse = await fetch(`${served.url}/sse`, { headers });
     const viaMcp = await served.mcp(

@@ -208,6 +208,19 @@ interface Pending {
   reject: (error: unknown) => void;
 }
 
+/** The columns of `sergo_events`, in the order both insert paths (the old transaction, migrate's import) write them. */
+const EVENT_COLUMNS = [
+  "position",
+  "stream",
+  "stream_version",
+  "type",
+  "schema_version",
+  "data",
+  "metadata",
+  "prev_hash",
+  "hash",
+] as const;
+
 interface PgRow {
   position: string;
   stream: string;
@@ -629,19 +642,10 @@ export class PostgresEventStore implements EventStore {
           );
         }
         if (rows.length > 0) {
-          const columns = [
-            "position",
-            "stream",
-            "stream_version",
-            "type",
-            "schema_version",
-            "data",
-            "metadata",
-            "prev_hash",
-            "hash",
-          ];
           for (let i = 0; i < rows.length; i += 1000) {
-            writes.push(tx`INSERT INTO sergo_events ${tx(rows.slice(i, i + 1000), columns)}`.then(() => {}));
+            writes.push(
+              tx`INSERT INTO sergo_events ${tx(rows.slice(i, i + 1000), [...EVENT_COLUMNS])}`.then(() => {}),
+            );
           }
           writes.push(
             tx`UPDATE sergo_log_head SET position = ${position}, hash = ${prevHash} WHERE id = 1`.then(
@@ -826,20 +830,9 @@ export class PostgresEventStore implements EventStore {
           `event ${first.position} does not follow the database's head (event ${head!.position})`,
         );
       }
-      const columns = [
-        "position",
-        "stream",
-        "stream_version",
-        "type",
-        "schema_version",
-        "data",
-        "metadata",
-        "prev_hash",
-        "hash",
-      ] as const;
       for (let i = 0; i < rows.length; i += 1000) {
         const slice = rows.slice(i, i + 1000).map((row) => ({ ...row }));
-        await tx`INSERT INTO sergo_events ${tx(slice, columns)}`;
+        await tx`INSERT INTO sergo_events ${tx(slice, EVENT_COLUMNS)}`;
       }
       const versions = new Map<string, number>();
       for (const row of rows) versions.set(row.stream, row.stream_version);

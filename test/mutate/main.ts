@@ -35,11 +35,19 @@ const TEST_FLAGS = [
   "--allow-ffi",
   "--allow-run",
 ];
+/** One mutation's run: a planted bug that hangs a test is "timed out", not a pass. */
 const TIMEOUT_MS = 15 * 60_000;
+/** The unmutated run of every chosen file at once: far longer than one file's run. */
+const BASELINE_TIMEOUT_MS = 90 * 60_000;
 
 type Outcome = "caught" | "survived" | "stale" | "timed out";
 
-async function run(command: string, args: string[], cwd: string): Promise<{ code: number; output: string }> {
+async function run(
+  command: string,
+  args: string[],
+  cwd: string,
+  timeoutMs = TIMEOUT_MS,
+): Promise<{ code: number; output: string }> {
   const child = new Deno.Command(command, {
     args,
     cwd,
@@ -51,7 +59,7 @@ async function run(command: string, args: string[], cwd: string): Promise<{ code
     try {
       child.kill("SIGKILL");
     } catch { /* gone */ }
-  }, TIMEOUT_MS);
+  }, timeoutMs);
   const out = await child.output();
   clearTimeout(timer);
   const output = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
@@ -92,7 +100,12 @@ async function tryMutation(repo: string, mutation: Mutation): Promise<{ outcome:
   await Deno.writeTextFile(path, original.replace(mutation.from, mutation.to));
   try {
     const started = performance.now();
-    const { code, output } = await run(Deno.execPath(), [...TEST_FLAGS, ...mutation.tests], repo);
+    // One failing test is enough to call it caught: --fail-fast stops there (a survivor still runs them all).
+    const { code, output } = await run(
+      Deno.execPath(),
+      [...TEST_FLAGS, "--fail-fast", ...mutation.tests],
+      repo,
+    );
     await Deno.mkdir(join(ROOT, "test/artifacts/mutate"), { recursive: true });
     await Deno.writeTextFile(join(ROOT, "test/artifacts/mutate", `${slug(mutation.name)}.log`), output);
     const seconds = ((performance.now() - started) / 1000).toFixed(0);
@@ -129,7 +142,16 @@ if (import.meta.main) {
   try {
     const files = [...new Set(chosen.flatMap((mutation) => mutation.tests))].sort();
     console.log(`Baseline: ${files.length} test files, unmutated`);
-    const baseline = await run(Deno.execPath(), [...TEST_FLAGS, ...files], repo);
+    const started = performance.now();
+    const baseline = await run(Deno.execPath(), [...TEST_FLAGS, ...files], repo, BASELINE_TIMEOUT_MS);
+    const minutes = ((performance.now() - started) / 60_000).toFixed(1);
+    if (baseline.code === -1) {
+      console.error(baseline.output.split("\n").slice(-20).join("\n"));
+      console.error(
+        `The unmutated tests did not finish in ${BASELINE_TIMEOUT_MS / 60_000} minutes: stopped.`,
+      );
+      Deno.exit(2);
+    }
     if (baseline.code !== 0) {
       // The failing tests (deno test's FAILURES section), then the end of the output.
       const failures = baseline.output.split("\n").filter((line) => / => \.\/\S+:\d+:\d+$/.test(line));
@@ -138,6 +160,7 @@ if (import.meta.main) {
       console.error("The tests fail without any mutation: fix them first.");
       Deno.exit(2);
     }
+    console.log(`Baseline passed in ${minutes} min`);
     const lines: string[] = [];
     let bad = 0;
     for (const [index, mutation] of chosen.entries()) {
@@ -147,8 +170,9 @@ if (import.meta.main) {
       lines.push(line);
       console.log(`[${index + 1}/${chosen.length}] ${line}`);
     }
+    const head = (await run("git", ["rev-parse", "--short", "HEAD"], ROOT)).output.trim();
     const report = [
-      `deno task mutate${only ? ` --only ${only}` : ""}: ${new Date().toISOString()}`,
+      `deno task mutate${only ? ` --only ${only}` : ""}: ${new Date().toISOString()}, at ${head}`,
       `${chosen.length - bad} of ${chosen.length} mutations caught; ${bad} survived, stale or timed out.`,
       ...lines.filter((line) => !line.startsWith("caught")),
       "",

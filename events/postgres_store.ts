@@ -303,6 +303,8 @@ export class PostgresEventStore implements EventStore {
   #pending: Pending[] = [];
   #flushScheduled = false;
   #flushing: Promise<void> | null = null;
+  /** The head a pull asked for while a group commit was in flight (Infinity: the poll's), else 0. */
+  #deferredPull = 0;
   #pulling: Promise<void> = Promise.resolve();
   #pullAgain = false;
   #listeners = new Set<(events: RecordedEvent[]) => void>();
@@ -339,7 +341,7 @@ export class PostgresEventStore implements EventStore {
     }
     // The notice of an append this replica wrote into its copy itself needs no pull.
     const listener = await this.#sql.listen(CHANNEL, (head) => {
-      if (!(Number(head) <= this.#localHead().position)) this.#requestPull();
+      if (!(Number(head) <= this.#localHead().position)) this.#requestPull(Number(head));
     });
     this.#unlisten = () => listener.unlisten();
     await this.sync();
@@ -378,6 +380,11 @@ export class PostgresEventStore implements EventStore {
       if (this.#pending.length === 0) return;
       this.#flushing = this.#flush().finally(() => {
         this.#flushing = null;
+        if (this.#deferredPull > 0) {
+          const head = this.#deferredPull;
+          this.#deferredPull = 0;
+          this.#requestPull(head === Infinity ? undefined : head);
+        }
         if (this.#pending.length > 0) this.#scheduleFlush();
       });
     });
@@ -686,8 +693,21 @@ export class PostgresEventStore implements EventStore {
     });
   }
 
-  #requestPull(): void {
+  /**
+   * Pulls what other replicas wrote, once the copy is behind `head` (a
+   * notification's) or, without one (the poll), in any case. While an own
+   * group commit is in flight the pull waits for it: the commit brings the
+   * copy up to its own head itself, and a pull started meanwhile (on its own
+   * notification, which may arrive before the commit's answer) made the
+   * commit wait a round trip for it and then pull once more, every commit.
+   */
+  #requestPull(head?: number): void {
     if (this.#closed) return;
+    if (this.#flushing) {
+      this.#deferredPull = Math.max(this.#deferredPull, head ?? Infinity);
+      return;
+    }
+    if (head !== undefined && head <= this.#localHead().position) return;
     this.sync().catch((error) => {
       if (!this.#closed) console.error("Cannot follow the shared log:", reason(error));
     });

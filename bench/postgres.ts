@@ -196,13 +196,16 @@ export async function benchPostgres(opts: { quick: boolean }): Promise<Record<st
         ratio: serving.ratio_one_replica,
         budget: { op: ">=", value: 0.5 },
         note: `p50 ${serving.postgres_one_replica.p50_ms} ms vs ${serving.sqlite_one_serve.p50_ms} ms; ` +
+          `CPU per call ${serving.cpu_ms_per_call.replica} ms replica + ${serving.cpu_ms_per_call.postgres} ms ` +
+          `PostgreSQL vs ${serving.cpu_ms_per_call.embedded} ms embedded; median of ${serving.load.rounds} ` +
+          `alternating rounds at load ${serving.load_average.min}–${serving.load_average.max}; ` +
           `shared rate limit and audit in PostgreSQL` +
           (serving.audited_one_per_answer ? "" : "; FEWER AUDIT EVENTS THAN ANSWERS"),
       }),
       ratioRow({
         figure: "audited list_documents calls/s, 2 PostgreSQL replicas behind HAProxy ÷ 1 embedded serve",
         sergo: `${round(serving.postgres_two_replicas_haproxy.calls_per_s, 0)}/s`,
-        baseline: `${round(serving.sqlite_one_serve.calls_per_s, 0)}/s`,
+        baseline: `${round(serving.sqlite_beside_two_replicas.calls_per_s, 0)}/s`,
         ratio: serving.ratio_two_replicas,
         budget: null,
         note: `${cpu.machine_busy} of ${cpu.core_seconds_available} core-seconds busy: replicas ${

@@ -52,6 +52,8 @@ import {
   type EventStore,
   type ExpectedVersion,
   type LogHead,
+  RateRefusedError,
+  type TokenTake,
 } from "./store.ts";
 import { parseStoredRow } from "./sqlite_store.ts";
 import { EVENT_VERSIONS, type RecordedEvent, type SergoEvent, validateEvent } from "./types.ts";
@@ -63,18 +65,36 @@ const CHANNEL = "sergo_events";
 
 /**
  * One group commit in one statement (one round trip): lock the chain head,
- * check each append's expected version, insert its rows with their positions
- * and hashes, move the streams and the head, and notify the other replicas.
- * `items` is `[{stream, stream_json, expected, events: [{type, type_json,
- * schema_version, data, metadata}]}]`, with `data` and `metadata` as their
- * canonical JSON (the text the hash covers, which is also what is stored), so
- * the hash input `{"data":…,"metadata":…,"position":…,…}` (hash_chain.ts)
- * is put together here from the head it locked. An append whose version does
- * not match fails alone (`{"conflict": true, "actual": version}`); any other
- * error rolls the whole statement back.
+ * take each append's rate-limit token (if it asks for one), check its
+ * expected version, insert its rows with their positions and hashes, move the
+ * streams, the buckets and the head, and notify the other replicas.
+ * `items` is `[{stream, stream_json, expected, take?: {key, per_second,
+ * burst}, events: [{type, type_json, schema_version, data, metadata}]}]`
+ * and `writer` names the store that sends it in the notification (`head
+ * writer`), so that store knows the rows are its own,
+ * with `data` and `metadata` as their canonical JSON (the text the hash
+ * covers, which is also what is stored), so the hash input
+ * `{"data":…,"metadata":…,"position":…,…}` (hash_chain.ts) is put together
+ * here from the head it locked. An append whose version does not match fails
+ * alone (`{"conflict": true, "actual": version}`), as does one whose key's
+ * bucket is empty (`{"refused": true, "wait": seconds}`: nothing written, no
+ * token taken); any other error rolls the whole statement back, tokens
+ * included.
+ *
+ * The buckets (`sergo_rate_buckets`, shared with `sergo_take_tokens` in
+ * src/mcp/shared_rate_limit.ts) are refilled once per statement on the
+ * database's clock and locked in key order, as `sergo_take_tokens` locks
+ * them, so the two never wait on each other in a circle. Each stream's and
+ * bucket's row is read once and written once per statement, however many of
+ * the batch's appends go to it (a busy key's audit entries all do).
+ *
+ * Its name is new with the takes: a replica of the version before would
+ * create `sergo_append` again with its own body, which knows no takes and
+ * would write a refused call's audit entry; `sergo_append` stays as that
+ * older name of this function.
  */
 const APPEND_FUNCTION = `
-CREATE OR REPLACE FUNCTION sergo_append(items jsonb) RETURNS jsonb LANGUAGE plpgsql AS $fn$
+CREATE OR REPLACE FUNCTION sergo_group_commit(items jsonb, writer text) RETURNS jsonb LANGUAGE plpgsql AS $fn$
 DECLARE
   from_position bigint;
   from_hash text;
@@ -83,17 +103,44 @@ DECLARE
   item jsonb;
   ev jsonb;
   expected jsonb;
+  take jsonb;
+  stream_name text;
+  bucket_key text;
+  have double precision;
   current_version integer;
   base integer;
   n integer;
   body text;
+  now_at timestamptz := clock_timestamp();
+  versions jsonb := '{}'::jsonb;
+  moved jsonb := '{}'::jsonb;
+  buckets jsonb := '{}'::jsonb;
   results jsonb := '[]'::jsonb;
 BEGIN
   SELECT position, hash INTO from_position, from_hash FROM sergo_log_head WHERE id = 1 FOR UPDATE;
+  FOR bucket_key, take IN
+    SELECT DISTINCT ON (value->'take'->>'key') value->'take'->>'key', value->'take'
+    FROM jsonb_array_elements(items) WHERE value ? 'take' ORDER BY value->'take'->>'key'
+  LOOP
+    INSERT INTO sergo_rate_buckets AS b (key_id, tokens, at)
+    VALUES (bucket_key, (take->>'burst')::double precision, now_at)
+    ON CONFLICT (key_id) DO UPDATE SET
+      tokens = least(excluded.tokens,
+                     b.tokens + greatest(0, extract(epoch FROM now_at - b.at)) * (take->>'per_second')::double precision),
+      at = greatest(b.at, now_at)
+    RETURNING b.tokens INTO have;
+    buckets := buckets || jsonb_build_object(bucket_key, have);
+  END LOOP;
   pos := from_position;
   prev := from_hash;
   FOR item IN SELECT value FROM jsonb_array_elements(items) LOOP
-    SELECT version INTO current_version FROM sergo_streams WHERE stream = item->>'stream';
+    stream_name := item->>'stream';
+    IF versions ? stream_name THEN
+      current_version := (versions->>stream_name)::integer;
+    ELSE
+      SELECT version INTO current_version FROM sergo_streams WHERE stream = stream_name;
+      versions := versions || jsonb_build_object(stream_name, current_version);
+    END IF;
     expected := item->'expected';
     IF NOT (expected = '"any"'::jsonb
         OR (expected = '"no_stream"'::jsonb AND current_version IS NULL)
@@ -101,6 +148,17 @@ BEGIN
         OR (jsonb_typeof(expected) = 'number' AND current_version = (expected #>> '{}')::integer)) THEN
       results := results || jsonb_build_array(jsonb_build_object('conflict', true, 'actual', current_version));
       CONTINUE;
+    END IF;
+    take := item->'take';
+    IF take IS NOT NULL THEN
+      have := (buckets->>(take->>'key'))::double precision;
+      IF have < 1 THEN
+        results := results || jsonb_build_array(jsonb_build_object(
+          'refused', true, 'wait', (1 - have) / (take->>'per_second')::double precision, 'tokens', have));
+        CONTINUE;
+      END IF;
+      have := have - 1;
+      buckets := buckets || jsonb_build_object(take->>'key', have);
     END IF;
     base := coalesce(current_version, 0);
     n := 0;
@@ -110,25 +168,33 @@ BEGIN
         || ',"schema_version":' || (ev->>'schema_version') || ',"stream":' || (item->>'stream_json')
         || ',"stream_version":' || (base + n) || ',"type":' || (ev->>'type_json') || '}';
       INSERT INTO sergo_events (position, stream, stream_version, type, schema_version, data, metadata, prev_hash, hash)
-      VALUES (pos + n, item->>'stream', base + n, ev->>'type', (ev->>'schema_version')::integer, ev->>'data',
+      VALUES (pos + n, stream_name, base + n, ev->>'type', (ev->>'schema_version')::integer, ev->>'data',
               ev->>'metadata', prev, encode(sha256(convert_to(prev || body, 'UTF8')), 'hex'))
       RETURNING hash INTO prev;
     END LOOP;
-    IF current_version IS NULL THEN
-      INSERT INTO sergo_streams (stream, version) VALUES (item->>'stream', base + n);
-    ELSE
-      UPDATE sergo_streams SET version = base + n WHERE stream = item->>'stream';
-    END IF;
-    results := results || jsonb_build_array(jsonb_build_object('first', pos + 1, 'version', base + n));
+    versions := versions || jsonb_build_object(stream_name, base + n);
+    moved := moved || jsonb_build_object(stream_name, base + n);
+    results := results || jsonb_build_array(CASE WHEN take IS NULL
+      THEN jsonb_build_object('first', pos + 1, 'version', base + n)
+      ELSE jsonb_build_object('first', pos + 1, 'version', base + n, 'tokens', have) END);
     pos := pos + n;
   END LOOP;
   IF pos > from_position THEN
+    -- Every writer holds the head's lock, so nobody moved these streams since they were read.
+    INSERT INTO sergo_streams (stream, version)
+    SELECT m.key, m.value::integer FROM jsonb_each_text(moved) m
+    ON CONFLICT (stream) DO UPDATE SET version = excluded.version;
     UPDATE sergo_log_head SET position = pos, hash = prev WHERE id = 1;
-    PERFORM pg_notify('${CHANNEL}', pos::text);
+    PERFORM pg_notify('${CHANNEL}', pos || ' ' || writer);
   END IF;
+  UPDATE sergo_rate_buckets r SET tokens = b.value::double precision
+  FROM jsonb_each_text(buckets) b WHERE r.key_id = b.key;
   RETURN jsonb_build_object('from', from_position, 'from_hash', from_hash, 'head', pos, 'hash', prev,
                             'results', results);
 END
+$fn$;
+CREATE OR REPLACE FUNCTION sergo_append(items jsonb) RETURNS jsonb LANGUAGE sql AS $fn$
+  SELECT sergo_group_commit(items, '')
 $fn$;
 `;
 
@@ -156,6 +222,12 @@ CREATE TABLE IF NOT EXISTS sergo_log_head (
   hash text NOT NULL
 );
 INSERT INTO sergo_log_head (id, position, hash) VALUES (1, 0, '${GENESIS_HASH}') ON CONFLICT DO NOTHING;
+-- Each key's shared rate bucket (src/mcp/shared_rate_limit.ts): unlogged, worth nothing after a crash.
+CREATE UNLOGGED TABLE IF NOT EXISTS sergo_rate_buckets (
+  key_id text PRIMARY KEY,
+  tokens double precision NOT NULL,
+  at timestamptz NOT NULL
+);
 ${APPEND_FUNCTION}
 `;
 
@@ -175,26 +247,40 @@ export interface PostgresStoreOptions {
   follow?: boolean;
   /**
    * How a group commit is written: `"statement"` (default) in one round trip
-   * through the `sergo_append` function; `"transaction"`, the client-side
+   * through the `sergo_group_commit` function; `"transaction"`, the client-side
    * transaction of several round trips it replaced, kept as the benchmark's
    * baseline and for a batch too big for one JSON parameter.
    */
   appendBy?: "statement" | "transaction";
 }
 
+/**
+ * How many group commits may be in flight at once. They go down one
+ * connection, so PostgreSQL runs them in the order sent (the log's order is
+ * this process's order of appends, as before): the second starts as soon as
+ * the first is committed, instead of after the first's answer came back
+ * here, was handled, and the next statement was sent. Each answer is handled
+ * in turn; one that finds the copy's head moved pulls instead.
+ */
+const PIPELINE = 2;
+
 /** A batch whose events add up to more than this goes through the client-side transaction (jsonb's limit is 255 MB). */
 const STATEMENT_LIMIT_CHARS = 64 * 1024 * 1024;
 
-/** What `sergo_append` answers: the head it locked, the head it left, and each append's outcome in order. */
+/** What `sergo_group_commit` answers: the head it locked, the head it left, and each append's outcome in order. */
 interface AppendAnswer {
   from: number;
   from_hash: string;
   head: number;
   hash: string;
-  results: ({ first: number; version: number } | { conflict: true; actual: number | null })[];
+  results: (
+    | { first: number; version: number; tokens?: number }
+    | { conflict: true; actual: number | null }
+    | { refused: true; wait: number; tokens: number }
+  )[];
 }
 
-/** An append as sent to `sergo_append`: its events' data and metadata in canonical JSON. */
+/** An append as sent to `sergo_group_commit`: its events' data and metadata in canonical JSON. */
 interface EncodedAppend {
   item: Pending;
   events: { type: string; schema_version: number; data: string; metadata: string }[];
@@ -204,6 +290,7 @@ interface Pending {
   stream: string;
   events: SergoEvent[];
   expectedVersion: ExpectedVersion;
+  takeToken?: TokenTake;
   resolve: (result: AppendResult) => void;
   reject: (error: unknown) => void;
 }
@@ -261,15 +348,17 @@ export async function openPostgresStore(
   url: string,
   options: PostgresStoreOptions = {},
 ): Promise<PostgresEventStore> {
-  const sql: Sql = postgres(url, {
-    max: 4,
-    onnotice: () => {},
-    connect_timeout: options.connectTimeoutSeconds ?? 10,
-    // Reconnect within half a second: the driver's default waits up to 20 s after a few failures, so calls
-    // made while the server was down hung instead of failing with 503, and went on hanging after it returned.
-    backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 0.5),
-    types: { bigint: postgres.BigInt },
-  }) as unknown as Sql;
+  const pool = (max: number) =>
+    postgres(url, {
+      max,
+      onnotice: () => {},
+      connect_timeout: options.connectTimeoutSeconds ?? 10,
+      // Reconnect within half a second: the driver's default waits up to 20 s after a few failures, so calls
+      // made while the server was down hung instead of failing with 503, and went on hanging after it returned.
+      backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 0.5),
+      types: { bigint: postgres.BigInt },
+    }) as unknown as Sql;
+  const sql = pool(4);
   try {
     await sql.begin(async (tx) => {
       // Two replicas starting at once must not both create the tables.
@@ -284,6 +373,7 @@ export async function openPostgresStore(
     sql,
     openLogDatabase(options.cachePath ?? ":memory:", 10_000),
     options,
+    pool(1),
   );
   try {
     if (options.follow !== false) await store.start();
@@ -297,14 +387,17 @@ export async function openPostgresStore(
 /** The PostgreSQL event store; see the module documentation. */
 export class PostgresEventStore implements EventStore {
   readonly #sql: Sql;
+  /** The one connection group commits go through, one after the other (see {@linkcode PIPELINE}). */
+  readonly #commits: Sql;
   readonly #cache: DatabaseSync;
   readonly #pollMs: number;
   readonly #appendBy: "statement" | "transaction";
   #pending: Pending[] = [];
   #flushScheduled = false;
-  #flushing: Promise<void> | null = null;
-  /** The head a pull asked for while a group commit was in flight (Infinity: the poll's), else 0. */
-  #deferredPull = 0;
+  /** Group commits sent and not handled yet (at most {@linkcode PIPELINE}). */
+  readonly #flushes = new Set<Promise<void>>();
+  /** This store's name in its notifications: rows it wrote itself it puts into its copy itself. */
+  readonly #writer = crypto.randomUUID().slice(0, 8);
   #pulling: Promise<void> = Promise.resolve();
   #pullAgain = false;
   #listeners = new Set<(events: RecordedEvent[]) => void>();
@@ -315,8 +408,9 @@ export class PostgresEventStore implements EventStore {
   #lastFailure: { at: number; message: string } | null = null;
 
   /** Wraps an open connection pool and local copy; prefer {@linkcode openPostgresStore}. */
-  constructor(sql: Sql, cache: DatabaseSync, options: PostgresStoreOptions) {
+  constructor(sql: Sql, cache: DatabaseSync, options: PostgresStoreOptions, commits: Sql = sql) {
     this.#sql = sql;
+    this.#commits = commits;
     this.#cache = cache;
     this.#pollMs = options.pollMs ?? 500;
     this.#appendBy = options.appendBy ?? "statement";
@@ -339,13 +433,21 @@ export class PostgresEventStore implements EventStore {
         );
       }
     }
-    // The notice of an append this replica wrote into its copy itself needs no pull.
-    const listener = await this.#sql.listen(CHANNEL, (head) => {
-      if (!(Number(head) <= this.#localHead().position)) this.#requestPull(Number(head));
+    // The notice of an append this store wrote needs no pull: the append puts its rows into the copy itself
+    // (or pulls), and a pull started on its notice, which often comes before the append's answer, made the
+    // append wait a round trip for that pull and then pull once more.
+    const listener = await this.#sql.listen(CHANNEL, (notice) => {
+      const [head, writer] = notice.split(" ");
+      if (writer === this.#writer) return;
+      if (!(Number(head) <= this.#localHead().position)) this.#requestPull();
     });
     this.#unlisten = () => listener.unlisten();
     await this.sync();
-    this.#poll = setInterval(() => this.#requestPull(), this.#pollMs);
+    // The poll is for notices that never came; while an own group commit is in flight it would only hold it up,
+    // and the commit finds what others wrote before it anyway.
+    this.#poll = setInterval(() => {
+      if (this.#flushes.size === 0) this.#requestPull();
+    }, this.#pollMs);
   }
 
   append(stream: string, events: SergoEvent[], options: AppendOptions = {}): Promise<AppendResult> {
@@ -364,6 +466,7 @@ export class PostgresEventStore implements EventStore {
         stream,
         events: validated,
         expectedVersion: options.expectedVersion ?? "any",
+        ...(options.takeToken ? { takeToken: options.takeToken } : {}),
         resolve,
         reject,
       });
@@ -372,32 +475,47 @@ export class PostgresEventStore implements EventStore {
   }
 
   #scheduleFlush(): void {
-    if (this.#flushScheduled || this.#flushing) return;
+    // The client-side transactions go through the pool's connections, in no set order: one at a time.
+    const most = this.#appendBy === "transaction" ? 1 : PIPELINE;
+    if (this.#flushScheduled || this.#flushes.size >= most) return;
     this.#flushScheduled = true;
     // As in the SQLite store: appends that arrive in one turn of the event loop share one transaction.
     setImmediate(() => {
       this.#flushScheduled = false;
-      if (this.#pending.length === 0) return;
-      this.#flushing = this.#flush().finally(() => {
-        this.#flushing = null;
-        if (this.#deferredPull > 0) {
-          const head = this.#deferredPull;
-          this.#deferredPull = 0;
-          this.#requestPull(head === Infinity ? undefined : head);
-        }
+      if (this.#pending.length === 0 || this.#flushes.size >= most) return;
+      const flush: Promise<void> = this.#flush().finally(() => {
+        this.#flushes.delete(flush);
         if (this.#pending.length > 0) this.#scheduleFlush();
       });
+      this.#flushes.add(flush);
     });
   }
 
   /** Writes every pending append in one transaction (a conflicting one fails alone), then catches the copy up. */
-  #flush(): Promise<void> {
+  async #flush(): Promise<void> {
     const batch = this.#pending;
     this.#pending = [];
-    if (this.#appendBy === "transaction") return this.#flushInTransaction(batch);
-    const encoded: EncodedAppend[] = [];
-    const refused = new Map<Pending, Error>();
+    // Only sergo_group_commit takes rate tokens: appends that take one go in a statement whichever way the rest go.
+    const taking = batch.filter((item) => item.takeToken);
+    if (this.#appendBy === "transaction") {
+      await this.#flushInTransaction(batch.filter((item) => !item.takeToken));
+      return this.#flushInOneStatement(this.#encode(taking));
+    }
+    const encoded = this.#encode(batch);
     let chars = 0;
+    for (const { item, events } of encoded) {
+      if (!item.takeToken) { for (const event of events) chars += event.data.length + event.metadata.length; }
+    }
+    if (chars > STATEMENT_LIMIT_CHARS) {
+      await this.#flushInTransaction(batch.filter((item) => !item.takeToken));
+      return this.#flushInOneStatement(encoded.filter(({ item }) => item.takeToken));
+    }
+    return this.#flushInOneStatement(encoded);
+  }
+
+  /** The appends' events in canonical JSON; one that cannot be encoded is refused alone. */
+  #encode(batch: Pending[]): EncodedAppend[] {
+    const encoded: EncodedAppend[] = [];
     for (const item of batch) {
       try {
         const events = item.events.map((event) => ({
@@ -406,19 +524,17 @@ export class PostgresEventStore implements EventStore {
           data: canonicalJson(event.data),
           metadata: canonicalJson(event.metadata),
         }));
-        for (const event of events) chars += event.data.length + event.metadata.length;
         encoded.push({ item, events });
       } catch (error) {
-        refused.set(item, new Error(`Cannot append to "${item.stream}": ${reason(error)}`));
+        item.reject(new Error(`Cannot append to "${item.stream}": ${reason(error)}`));
       }
     }
-    if (chars > STATEMENT_LIMIT_CHARS) return this.#flushInTransaction(batch);
-    for (const [item, error] of refused) item.reject(error);
-    return this.#flushInOneStatement(encoded);
+    return encoded;
   }
 
   /**
-   * One round trip: `sergo_append` does the whole group commit. When the head
+   * One round trip: `sergo_group_commit` does the whole group commit, rate
+   * tokens included. When the head
    * it locked is this copy's head (nothing came between), the rows go straight
    * into the local copy, their hashes computed here and checked against the
    * head it left; otherwise the copy pulls them.
@@ -429,12 +545,22 @@ export class PostgresEventStore implements EventStore {
       stream: item.stream,
       stream_json: JSON.stringify(item.stream),
       expected: item.expectedVersion,
+      ...(item.takeToken
+        ? {
+          take: {
+            key: item.takeToken.keyId,
+            per_second: item.takeToken.perSecond,
+            burst: item.takeToken.burst,
+          },
+        }
+        : {}),
       events: events.map((event) => ({ ...event, type_json: JSON.stringify(event.type) })),
     })));
     let answer: AppendAnswer;
+    const sentAt = performance.now();
     try {
-      const [row] = await this.#sql<{ answer: AppendAnswer }[]>`
-        SELECT sergo_append(${payload}::text::jsonb) AS answer`;
+      const [row] = await this.#commits<{ answer: AppendAnswer }[]>`
+        SELECT sergo_group_commit(${payload}::text::jsonb, ${this.#writer}) AS answer`;
       answer = row!.answer;
       this.#transactions++;
       this.#lastFailure = null;
@@ -444,6 +570,10 @@ export class PostgresEventStore implements EventStore {
       for (const { item } of batch) item.reject(failure);
       return;
     }
+    batch.forEach(({ item }, i) => {
+      const outcome = answer.results[i]!;
+      if (item.takeToken && "tokens" in outcome) item.takeToken.told?.(outcome.tokens!, sentAt);
+    });
     const own = this.#ownRecords(batch, answer);
     let written = false;
     try {
@@ -457,6 +587,10 @@ export class PostgresEventStore implements EventStore {
         item.reject(new ConcurrencyError(item.stream, item.expectedVersion, outcome.actual));
         return;
       }
+      if ("refused" in outcome) {
+        item.reject(new RateRefusedError(item.takeToken!.keyId, outcome.wait));
+        return;
+      }
       const at = outcome.first - Number(answer.from) - 1;
       const events = written
         ? own!.slice(at, at + item.events.length).map(({ row: _row, ...event }) => event as RecordedEvent)
@@ -465,14 +599,14 @@ export class PostgresEventStore implements EventStore {
     });
   }
 
-  /** The recorded events and stored rows of this batch, as `sergo_append` wrote them after `answer.from`. */
+  /** The recorded events and stored rows of this batch, as `sergo_group_commit` wrote them after `answer.from`. */
   #ownRecords(batch: EncodedAppend[], answer: AppendAnswer): (RecordedEvent & { row: StoredRow })[] | null {
     const records: (RecordedEvent & { row: StoredRow })[] = [];
     let prev = answer.from_hash;
     let position = Number(answer.from);
     batch.forEach(({ item, events }, i) => {
       const outcome = answer.results[i]!;
-      if ("conflict" in outcome) return;
+      if (!("first" in outcome)) return; // a conflict or an empty bucket: nothing written
       const base = outcome.version - events.length;
       events.forEach((encoded, j) => {
         const fields = {
@@ -535,6 +669,7 @@ export class PostgresEventStore implements EventStore {
 
   /** The client-side transaction: lock the head, read the streams, write (pipelined), commit; then pull. */
   async #flushInTransaction(batch: Pending[]): Promise<void> {
+    if (batch.length === 0) return;
     type Outcome =
       | { ok: true; first: number; streamVersion: number }
       | { ok: false; error: Error };
@@ -658,7 +793,7 @@ export class PostgresEventStore implements EventStore {
             tx`UPDATE sergo_log_head SET position = ${position}, hash = ${prevHash} WHERE id = 1`.then(
               () => {},
             ),
-            tx`SELECT pg_notify(${CHANNEL}, ${String(position)})`.then(() => {}),
+            tx`SELECT pg_notify(${CHANNEL}, ${`${position} ${this.#writer}`})`.then(() => {}),
           );
         }
         const settled = await Promise.allSettled(writes);
@@ -693,21 +828,8 @@ export class PostgresEventStore implements EventStore {
     });
   }
 
-  /**
-   * Pulls what other replicas wrote, once the copy is behind `head` (a
-   * notification's) or, without one (the poll), in any case. While an own
-   * group commit is in flight the pull waits for it: the commit brings the
-   * copy up to its own head itself, and a pull started meanwhile (on its own
-   * notification, which may arrive before the commit's answer) made the
-   * commit wait a round trip for it and then pull once more, every commit.
-   */
-  #requestPull(head?: number): void {
+  #requestPull(): void {
     if (this.#closed) return;
-    if (this.#flushing) {
-      this.#deferredPull = Math.max(this.#deferredPull, head ?? Infinity);
-      return;
-    }
-    if (head !== undefined && head <= this.#localHead().position) return;
     this.sync().catch((error) => {
       if (!this.#closed) console.error("Cannot follow the shared log:", reason(error));
     });
@@ -890,15 +1012,16 @@ export class PostgresEventStore implements EventStore {
 
   async close(): Promise<void> {
     if (this.#closed) return;
-    while (this.#flushScheduled || this.#flushing || this.#pending.length > 0) {
+    while (this.#flushScheduled || this.#flushes.size > 0 || this.#pending.length > 0) {
       await new Promise((resolve) => setTimeout(resolve, 1));
-      await this.#flushing?.catch(() => {});
+      await Promise.allSettled(this.#flushes);
     }
     this.#closed = true;
     if (this.#poll !== null) clearInterval(this.#poll);
     await this.#pulling;
     await this.#unlisten?.().catch(() => {});
     await this.#sql.end({ timeout: 5 });
+    if (this.#commits !== this.#sql) await this.#commits.end({ timeout: 5 });
     this.#cache.close();
   }
 }

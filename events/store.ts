@@ -16,6 +16,34 @@ export type ExpectedVersion = number | "no_stream" | "stream_exists" | "any";
 export interface AppendOptions {
   /** Optimistic concurrency check; default `"any"`. */
   expectedVersion?: ExpectedVersion;
+  /**
+   * A rate-limit token to take in the same transaction as the append, from
+   * the key's bucket that every replica shares (the PostgreSQL store): the
+   * events are written only if the bucket holds one, otherwise nothing is
+   * written and the append rejects with {@linkcode RateRefusedError}. A store
+   * without shared buckets (SQLite) rejects an append that asks for one.
+   */
+  takeToken?: TokenTake;
+}
+
+/** A token to take from a key's shared bucket with an append (see {@linkcode AppendOptions.takeToken}). */
+export interface TokenTake {
+  keyId: string;
+  /** The bucket's refill, in tokens a second. */
+  perSecond: number;
+  /** The bucket's size. */
+  burst: number;
+  /** Told the tokens left in the bucket after this take, as of `sentAt` (`performance.now()` before sending). */
+  told?: (tokens: number, sentAt: number) => void;
+}
+
+/** The error raised when an append's token could not be taken: the key's bucket is empty; nothing was written. */
+export class RateRefusedError extends Error {
+  override name = "RateRefusedError";
+  /** Creates the error for one key: `waitSeconds` until the bucket holds a token again. */
+  constructor(readonly keyId: string, readonly waitSeconds: number) {
+    super(`The rate limit of key ${keyId} refused the call: its bucket is empty for ${waitSeconds} s`);
+  }
 }
 
 /** The result of an append: the recorded events and the stream's new version. */

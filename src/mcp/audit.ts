@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { EventStore } from "../../events/store.ts";
+import { type EventStore, RateRefusedError, type TokenTake } from "../../events/store.ts";
 import type { AgentKey } from "../../projections/key_scopes.ts";
 import type { OAuthVia } from "../auth/mcp_auth.ts";
 import { AUDIT_ACTIONS } from "./texts.ts";
@@ -40,12 +40,19 @@ export function auditAction(tool: string): string {
     : "mcp unknown tool";
 }
 
-/** Appends the call's `McpCalled` event and resolves once it is durable; rejects with an {@linkcode AuditError}. */
+/**
+ * Appends the call's `McpCalled` event and resolves once it is durable;
+ * rejects with an {@linkcode AuditError}. With `token` (replicas' shared rate
+ * buckets) the call's rate-limit token is taken in the same statement: an
+ * empty bucket writes nothing and rejects with the store's
+ * `RateRefusedError`.
+ */
 export async function appendAudit(
   store: EventStore,
   caller: Caller,
   call: AuditedCall,
   now: Date,
+  token: TokenTake | null = null,
 ): Promise<void> {
   const key = caller.key;
   try {
@@ -71,8 +78,9 @@ export async function appendAudit(
         actor: `key-${key.key_id}`,
         ...(caller.endUser !== null ? { end_user: caller.endUser } : {}),
       },
-    }], { expectedVersion: "any" });
+    }], { expectedVersion: "any", ...(token ? { takeToken: token } : {}) });
   } catch (error) {
+    if (error instanceof RateRefusedError) throw error;
     throw new AuditError(
       `This call could not be written to the audit log, so it was not answered: ${
         error instanceof Error ? error.message : String(error)

@@ -135,7 +135,8 @@ export function createMcpEndpoint(deps: McpDeps): (request: Request) => Promise<
     semantic: deps.semantic,
     cache: new ReadCache(deps.db),
   };
-  const limiter = deps.limiter ?? new RateLimiter(settings.rateLimitPerSecond, settings.rateLimitBurst);
+  const limiter: KeyRateLimit = deps.limiter ??
+    new RateLimiter(settings.rateLimitPerSecond, settings.rateLimitBurst);
   let modern: McpHttpHandler | null = null;
   const modernHandler = (): McpHttpHandler =>
     modern ??= createMcpHandler(({ authInfo }) => {
@@ -176,105 +177,139 @@ export function createMcpEndpoint(deps: McpDeps): (request: Request) => Promise<
         `X-Sergo-End-User must be at most ${settings.maxEndUserLength} characters without control characters.`,
       );
     }
-    let rate;
-    try {
-      rate = await limiter.take(auth.key.key_id, now.getTime());
-    } catch {
-      // The shared buckets are in PostgreSQL: when it is away, so is the audit, and the call would fail anyway.
-      return rpcError(503, -32000, "The rate limit cannot be checked now: the database is unreachable.");
-    }
-    if (!rate.allowed) {
-      return rpcError(
+    const keyId = auth.key.key_id;
+    const tooMany = (retryAfterSeconds: number) =>
+      rpcError(
         429,
         -32000,
-        `Too many calls with this key: at most ${settings.rateLimitPerSecond} a second — try again in ${rate.retryAfterSeconds} s.`,
-        { "retry-after": String(rate.retryAfterSeconds) },
+        `Too many calls with this key: at most ${settings.rateLimitPerSecond} a second — try again in ${retryAfterSeconds} s.`,
+        { "retry-after": String(retryAfterSeconds) },
       );
-    }
-    let raw: string | null;
-    try {
-      raw = await readBodyText(request, settings.maxBodyBytes, settings.bodyTimeoutMs);
-    } catch (error) {
-      if (!(error instanceof DomainError && error.code === "timeout")) throw error;
-      return rpcError(408, -32000, `${error.message}.`, { connection: "close" });
-    }
-    if (raw === null) {
-      return rpcError(
-        413,
-        -32600,
-        `The request body is too large: at most ${settings.maxBodyBytes.toLocaleString("en-US")} bytes.`,
-      );
-    }
-    let body: unknown;
-    try {
-      body = JSON.parse(raw);
-    } catch {
-      return rpcError(400, -32700, "Parse error: the request body is not valid JSON.");
-    }
-    if (nestsDeeperThan(body, MAX_MESSAGE_DEPTH)) {
-      const id = body !== null && typeof body === "object" && !Array.isArray(body)
-        ? (body as { id?: unknown }).id
-        : null;
-      return rpcError(
-        400,
-        -32600,
-        `Invalid request: the message nests deeper than ${MAX_MESSAGE_DEPTH} levels.`,
-        {},
-        id,
-      );
-    }
-    const caller: Caller = {
-      key: auth.key,
-      maskedKey: auth.maskedKey,
-      endUser: endUser === "" ? null : endUser,
-      ...(auth.oauth ? { oauth: auth.oauth } : {}),
+    const take = async (): Promise<Response | null> => {
+      let rate;
+      try {
+        rate = await limiter.take(keyId, now.getTime());
+      } catch {
+        // The shared buckets are in PostgreSQL: when it is away, so is the audit, and the call would fail anyway.
+        return rpcError(503, -32000, "The rate limit cannot be checked now: the database is unreachable.");
+      }
+      return rate.allowed ? null : tooMany(rate.retryAfterSeconds);
     };
-    const state: ExchangeState = { auditFailure: null };
-
-    if (isModernCandidate(version, body) && !(await isLegacyRequest(request, body))) {
-      const response = await modernHandler().fetch(request, {
-        parsedBody: body,
-        authInfo: requestAuthInfo({ caller, state }),
-      });
-      if (state.auditFailure === null) return response;
-      return new Response(await response.text(), { status: 503, headers: JSON_HEADERS });
+    // Replicas share their buckets in the log's database, and a request's token is taken once its message is
+    // read: with its audit entry, in the same statement, when it writes one (below), else on its own. A key
+    // known here to be empty is refused at once. This process's own buckets are asked here.
+    const shared = limiter.tokenFor !== undefined;
+    if (shared) {
+      const refused = limiter.surelyRefused?.(keyId);
+      if (refused && !refused.allowed) return tooMany(refused.retryAfterSeconds);
+    } else {
+      const refused = await take();
+      if (refused) return refused;
     }
+    const answer = async (state: ExchangeState): Promise<Response> => {
+      let raw: string | null;
+      try {
+        raw = await readBodyText(request, settings.maxBodyBytes, settings.bodyTimeoutMs);
+      } catch (error) {
+        if (!(error instanceof DomainError && error.code === "timeout")) throw error;
+        return rpcError(408, -32000, `${error.message}.`, { connection: "close" });
+      }
+      if (raw === null) {
+        return rpcError(
+          413,
+          -32600,
+          `The request body is too large: at most ${settings.maxBodyBytes.toLocaleString("en-US")} bytes.`,
+        );
+      }
+      let body: unknown;
+      try {
+        body = JSON.parse(raw);
+      } catch {
+        return rpcError(400, -32700, "Parse error: the request body is not valid JSON.");
+      }
+      if (nestsDeeperThan(body, MAX_MESSAGE_DEPTH)) {
+        const id = body !== null && typeof body === "object" && !Array.isArray(body)
+          ? (body as { id?: unknown }).id
+          : null;
+        return rpcError(
+          400,
+          -32600,
+          `Invalid request: the message nests deeper than ${MAX_MESSAGE_DEPTH} levels.`,
+          {},
+          id,
+        );
+      }
+      const caller: Caller = {
+        key: auth.key,
+        maskedKey: auth.maskedKey,
+        endUser: endUser === "" ? null : endUser,
+        ...(auth.oauth ? { oauth: auth.oauth } : {}),
+      };
+      if (isModernCandidate(version, body) && !(await isLegacyRequest(request, body))) {
+        const response = await modernHandler().fetch(request, {
+          parsedBody: body,
+          authInfo: requestAuthInfo({ caller, state }),
+        });
+        if (state.auditFailure === null) return response;
+        return new Response(await response.text(), { status: 503, headers: JSON_HEADERS });
+      }
 
-    const batch = Array.isArray(body);
-    const messages = (batch ? body : [body]) as unknown[];
-    if (batch && version !== null && version !== "2025-03-26") {
-      return rpcError(
-        400,
-        -32600,
-        `Batches are accepted under protocol version 2025-03-26 only, not '${version}'.`,
+      const batch = Array.isArray(body);
+      const messages = (batch ? body : [body]) as unknown[];
+      if (batch && version !== null && version !== "2025-03-26") {
+        return rpcError(
+          400,
+          -32600,
+          `Batches are accepted under protocol version 2025-03-26 only, not '${version}'.`,
+        );
+      }
+      if (messages.length > settings.maxBatch) {
+        return rpcError(400, -32600, `A batch may hold at most ${settings.maxBatch} messages.`);
+      }
+      if (
+        messages.length === 0 ||
+        !messages.every((m) => m !== null && typeof m === "object" && !Array.isArray(m))
+      ) {
+        return rpcError(400, -32600, "Invalid request: send one JSON-RPC message (or a batch of them).");
+      }
+      const parsed = messages as JsonRpcMessage[];
+      const invalid = parsed.find((m) =>
+        m.jsonrpc !== "2.0" || (typeof m.method !== "string" && !("result" in m || "error" in m))
       );
+      if (invalid) return rpcError(400, -32600, "Invalid request: a JSON-RPC 2.0 message needs a method.");
+      for (const message of parsed) {
+        const problem = isRequest(message) ? requestProblem(message) : null;
+        if (problem !== null) return rpcError(400, -32600, problem, {}, batch ? null : message.id);
+      }
+      if (!parsed.some(isRequest)) return new Response(null, { status: 202 });
+      const answers = await answerMessages(
+        core,
+        caller,
+        parsed.filter((m) => typeof m.method === "string"),
+        state,
+      );
+      const text = batch ? `[${answers.join(",")}]` : answers[0]!;
+      return new Response(text, { status: state.auditFailure === null ? 200 : 503, headers: JSON_HEADERS });
+    };
+    const state: ExchangeState = {
+      auditFailure: null,
+      token: shared ? limiter.tokenFor!(keyId) : null,
+      refusedForSeconds: null,
+    };
+    const response = await answer(state);
+    if (state.refusedForSeconds) {
+      await response.body?.cancel();
+      return tooMany(state.refusedForSeconds);
     }
-    if (messages.length > settings.maxBatch) {
-      return rpcError(400, -32600, `A batch may hold at most ${settings.maxBatch} messages.`);
+    if (state.token) {
+      // No audit entry took the token (not a tool call, or refused before it ran): it is taken now.
+      state.token = null;
+      const refused = await take();
+      if (refused) {
+        await response.body?.cancel();
+        return refused;
+      }
     }
-    if (
-      messages.length === 0 ||
-      !messages.every((m) => m !== null && typeof m === "object" && !Array.isArray(m))
-    ) {
-      return rpcError(400, -32600, "Invalid request: send one JSON-RPC message (or a batch of them).");
-    }
-    const parsed = messages as JsonRpcMessage[];
-    const invalid = parsed.find((m) =>
-      m.jsonrpc !== "2.0" || (typeof m.method !== "string" && !("result" in m || "error" in m))
-    );
-    if (invalid) return rpcError(400, -32600, "Invalid request: a JSON-RPC 2.0 message needs a method.");
-    for (const message of parsed) {
-      const problem = isRequest(message) ? requestProblem(message) : null;
-      if (problem !== null) return rpcError(400, -32600, problem, {}, batch ? null : message.id);
-    }
-    if (!parsed.some(isRequest)) return new Response(null, { status: 202 });
-    const answers = await answerMessages(
-      core,
-      caller,
-      parsed.filter((m) => typeof m.method === "string"),
-      state,
-    );
-    const text = batch ? `[${answers.join(",")}]` : answers[0]!;
-    return new Response(text, { status: state.auditFailure === null ? 200 : 503, headers: JSON_HEADERS });
+    return response;
   };
 }

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import type { TokenTake } from "../../events/store.ts";
 
 /** The answer of {@linkcode RateLimiter.take}: allowed, or how long to wait. */
 export type RateDecision = { allowed: true } | { allowed: false; retryAfterSeconds: number };
@@ -12,6 +13,13 @@ export type RateDecision = { allowed: true } | { allowed: false; retryAfterSecon
 export interface KeyRateLimit {
   /** Takes one call from the key's bucket at time `nowMs`. */
   take(keyId: string, nowMs: number): RateDecision | Promise<RateDecision>;
+  /**
+   * Buckets in the log's database only: the token of a call, to be taken in
+   * the same statement as the call's audit entry (see `TokenTake`).
+   */
+  tokenFor?(keyId: string): TokenTake;
+  /** Buckets in the log's database only: a refusal known without asking it, else null. */
+  surelyRefused?(keyId: string): RateDecision | null;
 }
 
 /** Rate limits by key id, counted in this process (the embedded server). */

@@ -26,7 +26,7 @@ import {
   type Transport,
 } from "@modelcontextprotocol/server";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/server/validators/ajv";
-import type { EventStore } from "../../events/store.ts";
+import { type EventStore, RateRefusedError, type TokenTake } from "../../events/store.ts";
 import { Deadlines } from "../http/deadlines.ts";
 import { type Arguments } from "./arguments.ts";
 import { argumentsProblem, auditArguments } from "./limits.ts";
@@ -70,6 +70,14 @@ export interface McpCore {
 export interface ExchangeState {
   /** Set when a call's audit entry could not be written (the call is then answered with HTTP 503). */
   auditFailure: string | null;
+  /**
+   * The request's rate-limit token, not taken yet: the first audit entry
+   * written for the request takes it in the same statement (then this is
+   * null again). Set by the endpoint on replicas sharing their buckets.
+   */
+  token?: TokenTake | null;
+  /** Set when that token was refused: the request is answered 429 after this many seconds, nothing audited. */
+  refusedForSeconds?: number | null;
 }
 
 /** The four tools, by name. */
@@ -89,12 +97,17 @@ export function callerDefinitions(core: McpCore, caller: Caller): KeyDefinitions
     ));
 }
 
-/** Runs one tool call and appends its audit entry; rejects with an {@linkcode AuditError} when that fails. */
+/**
+ * Runs one tool call and appends its audit entry; rejects with an
+ * {@linkcode AuditError} when that fails, and with `RateRefusedError` when
+ * the request's token (`state.token`, taken with the entry) was refused.
+ */
 export async function callTool(
   core: McpCore,
   caller: Caller,
   name: string,
   args: Arguments,
+  state?: ExchangeState,
 ): Promise<ToolResult> {
   const started = performance.now();
   const tool = TOOLS.get(name);
@@ -129,13 +142,21 @@ export async function callTool(
       };
     }
   }
-  await appendAudit(core.store, caller, {
-    tool: name,
-    arguments: auditArguments(name, args),
-    details: withErrorReason(outcome),
-    isError: outcome.result.isError,
-    durationMs: performance.now() - started,
-  }, core.now());
+  const token = state?.token ?? null;
+  if (state) state.token = null;
+  await appendAudit(
+    core.store,
+    caller,
+    {
+      tool: name,
+      arguments: auditArguments(name, args),
+      details: withErrorReason(outcome),
+      isError: outcome.result.isError,
+      durationMs: performance.now() - started,
+    },
+    core.now(),
+    token,
+  );
   return outcome.result;
 }
 
@@ -181,14 +202,23 @@ export function buildServer(core: McpCore, definitions: KeyDefinitions): Server 
     if (!context) throw new ProtocolError(ProtocolErrorCode.InternalError, "This request carries no caller.");
     const args = (request.params.arguments ?? {}) as Arguments;
     try {
-      return { ...await callTool(core, context.caller, request.params.name, args) };
+      return { ...await callTool(core, context.caller, request.params.name, args, context.state) };
     } catch (error) {
+      if (error instanceof RateRefusedError) {
+        context.state.refusedForSeconds = retryAfter(error);
+        throw new ProtocolError(ProtocolErrorCode.InternalError, error.message);
+      }
       if (!(error instanceof AuditError)) throw error;
       context.state.auditFailure = error.message;
       throw new ProtocolError(ProtocolErrorCode.InternalError, error.message);
     }
   });
   return server;
+}
+
+/** The Retry-After of a refused token, in whole seconds (at least 1). */
+function retryAfter(error: RateRefusedError): number {
+  return Math.max(1, Math.ceil(error.waitSeconds));
 }
 
 /** A JSON-RPC message as parsed from a request body. */
@@ -364,6 +394,7 @@ export async function answerMessages(
   const transport = sharedTransport(core, definitions);
   const answers: string[] = [];
   for (const message of messages) {
+    if (state.refusedForSeconds) break; // the request is refused whole: nothing more runs or is audited
     if (!isRequest(message)) continue;
     const problem = requestProblem(message);
     const call = problem === null ? plainToolCall(message) : null;
@@ -425,10 +456,11 @@ async function answerToolCall(
   definitions: KeyDefinitions,
 ): Promise<string> {
   try {
-    const result = await callTool(core, caller, call.name, call.args);
+    const result = await callTool(core, caller, call.name, call.args, state);
     return serializeAnswer("tools/call", { id, result }, definitions);
   } catch (error) {
     if (error instanceof AuditError) state.auditFailure = error.message;
+    if (error instanceof RateRefusedError) state.refusedForSeconds = retryAfter(error);
     const message = error instanceof Error ? error.message : "Internal error";
     return serializeAnswer(
       "tools/call",

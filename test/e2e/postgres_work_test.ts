@@ -137,6 +137,15 @@ Deno.test({
           `${allowed} allowed in ${seconds} s`,
         );
         assert.ok(refused.every((a) => Number(a.retryAfter) >= 1));
+        // Each answered call has its audit entry and no refused one has any (their tokens went with the entries).
+        const sql = postgres(cluster.databaseUrl, { max: 1, onnotice: () => {} });
+        try {
+          const [row] = await sql<{ n: number }[]>`
+            SELECT count(*)::int AS n FROM sergo_events WHERE type = 'McpCalled'`;
+          assert.equal(row!.n, allowed);
+        } finally {
+          await sql.end();
+        }
       },
     );
 

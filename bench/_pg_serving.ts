@@ -81,7 +81,7 @@ async function auditedInDatabase(url: string): Promise<number> {
 
 /**
  * Which process a CPU tick belongs to: a replica (by its data directory), HAProxy, the cluster's PostgreSQL,
- * the embedded serve, or wrk.
+ * or the embedded serve. (wrk has ended when the ticks are read, so its time is in "others".)
  */
 function classifier(cluster: Replicas, pgPort: string, embeddedDir: string) {
   const work = cluster.replicas[0]!.dataDir.replace(/\/[^/]+$/, "");
@@ -93,7 +93,6 @@ function classifier(cluster: Replicas, pgPort: string, embeddedDir: string) {
     if (process.cmdline.includes("haproxy") && process.cmdline.includes(work)) return "haproxy";
     if (process.cmdline.includes(`-p ${pgPort} `)) return "postgres";
     if (parent === "postgres") return "postgres";
-    if (process.cmdline.startsWith("wrk ")) return "wrk";
     return null;
   };
 }

@@ -56,6 +56,7 @@ import {
   type TokenTake,
 } from "./store.ts";
 import { parseStoredRow } from "./sqlite_store.ts";
+import { ensureSchema, type SchemaPart } from "./postgres_schema.ts";
 import { EVENT_VERSIONS, type RecordedEvent, type SergoEvent, validateEvent } from "./types.ts";
 
 type Sql = postgres.Sql<Record<string, never>>;
@@ -231,6 +232,14 @@ CREATE UNLOGGED TABLE IF NOT EXISTS sergo_rate_buckets (
 ${APPEND_FUNCTION}
 `;
 
+/** The log's part of the schema (the rate limits share its advisory lock). */
+export const LOG_SCHEMA_PART: SchemaPart = {
+  ddl: PG_SCHEMA,
+  lock: 8317401,
+  tables: ["sergo_events", "sergo_streams", "sergo_log_head", "sergo_rate_buckets"],
+  functions: ["sergo_group_commit(jsonb, text)", "sergo_append(jsonb)"],
+};
+
 /** Options of the PostgreSQL store. */
 export interface PostgresStoreOptions {
   /** The local copy of the log (a SQLite file); default in memory, rebuilt from the database at each open. */
@@ -359,24 +368,36 @@ export async function openPostgresStore(
       types: { bigint: postgres.BigInt },
     }) as unknown as Sql;
   const sql = pool(4);
+  const follow = options.follow !== false;
+  let store: PostgresEventStore;
   try {
-    await sql.begin(async (tx) => {
-      // Two replicas starting at once must not both create the tables.
-      await tx`SELECT pg_advisory_xact_lock(8317401)`;
-      await tx.unsafe(PG_SCHEMA);
-    });
+    store = new PostgresEventStore(
+      sql,
+      openLogDatabase(options.cachePath ?? ":memory:", 10_000),
+      options,
+      pool(1),
+    );
   } catch (error) {
     await sql.end({ timeout: 1 }).catch(() => {});
-    throw new DatabaseUnavailableError(`Cannot open the log at ${describeServer(url)}: ${reason(error)}`);
+    throw error;
   }
-  const store = new PostgresEventStore(
-    sql,
-    openLogDatabase(options.cachePath ?? ":memory:", 10_000),
-    options,
-    pool(1),
-  );
+  // The LISTEN connection opens while the schema is checked (one query when it is current).
+  const [listening, schema] = await Promise.allSettled([
+    follow ? store.listen() : Promise.resolve(),
+    ensureSchema(sql, LOG_SCHEMA_PART),
+  ]);
   try {
-    if (options.follow !== false) await store.start();
+    if (schema.status === "rejected") {
+      throw new DatabaseUnavailableError(
+        `Cannot open the log at ${describeServer(url)}: ${reason(schema.reason)}`,
+      );
+    }
+    if (listening.status === "rejected") {
+      throw new DatabaseUnavailableError(
+        `Cannot open the log at ${describeServer(url)}: ${reason(listening.reason)}`,
+      );
+    }
+    if (follow) await store.start();
   } catch (error) {
     await store.close().catch(() => {});
     throw error;
@@ -406,6 +427,8 @@ export class PostgresEventStore implements EventStore {
   #poll: ReturnType<typeof setInterval> | null = null;
   #unlisten: (() => Promise<void>) | null = null;
   #lastFailure: { at: number; message: string } | null = null;
+  /** Whether the local copy was found to be a prefix of the database's log (see start()). */
+  #checked = false;
 
   /** Wraps an open connection pool and local copy; prefer {@linkcode openPostgresStore}. */
   constructor(sql: Sql, cache: DatabaseSync, options: PostgresStoreOptions, commits: Sql = sql) {
@@ -421,28 +444,40 @@ export class PostgresEventStore implements EventStore {
     cache.exec("PRAGMA synchronous = NORMAL");
   }
 
-  /** Checks the local copy against the database, catches it up, and starts following other replicas. */
-  async start(): Promise<void> {
-    const local = this.#localHead();
-    if (local.position > 0) {
-      const [row] = await this.#sql<{ hash: string }[]>`
-        SELECT hash FROM sergo_events WHERE position = ${local.position}`;
-      if (!row || row.hash !== local.hash) {
-        throw new DatabaseUnavailableError(
-          `The local copy of the log (head ${local.position}) is not a prefix of the database's log; remove it to rebuild it`,
-        );
-      }
-    }
+  /** Listens for other replicas' appends (before the first pull, so none falls between the two). */
+  async listen(): Promise<void> {
     // The notice of an append this store wrote needs no pull: the append puts its rows into the copy itself
     // (or pulls), and a pull started on its notice, which often comes before the append's answer, made the
     // append wait a round trip for that pull and then pull once more.
     const listener = await this.#sql.listen(CHANNEL, (notice) => {
+      // Nothing is copied before start() has checked the copy against the database; its pull reads this too.
+      if (!this.#checked) return;
       const [head, writer] = notice.split(" ");
       if (writer === this.#writer) return;
       if (!(Number(head) <= this.#localHead().position)) this.#requestPull();
     });
     this.#unlisten = () => listener.unlisten();
-    await this.sync();
+  }
+
+  /**
+   * Checks that the local copy is a prefix of the database's log and brings
+   * it up to date, in one query when nothing is new: the first pull reads
+   * from the copy's last event, whose hash must be the database's; then
+   * polls as a fallback for lost notices.
+   */
+  async start(): Promise<void> {
+    const local = this.#localHead();
+    this.#pullAgain = true;
+    const first = this.#pulling.then(async () => {
+      await this.#pullOnce(local.position > 0 ? local : null);
+      this.#checked = true;
+      while (this.#pullAgain && !this.#closed) {
+        this.#pullAgain = false;
+        await this.#pullOnce();
+      }
+    });
+    this.#pulling = first.catch(() => {});
+    await first;
     // The poll is for notices that never came; while an own group commit is in flight it would only hold it up,
     // and the commit finds what others wrote before it anyway.
     this.#poll = setInterval(() => {
@@ -849,12 +884,28 @@ export class PostgresEventStore implements EventStore {
     return next;
   }
 
-  async #pullOnce(): Promise<void> {
+  /**
+   * Copies what the database has past the copy's head, 2,000 rows at a time.
+   * With `check` (the copy's head at start-up), the first read starts at that
+   * event and refuses a copy whose last event the database has not, or has
+   * with another hash.
+   */
+  async #pullOnce(check: LogHead | null = null): Promise<void> {
     for (;;) {
-      const from = this.#localHead().position;
+      const from = check ? check.position : this.#localHead().position;
       const rows = await this.#sql<PgRow[]>`
         SELECT position, stream, stream_version, type, schema_version, data, metadata, prev_hash, hash
-        FROM sergo_events WHERE position > ${from} ORDER BY position LIMIT 2000`;
+        FROM sergo_events WHERE position > ${check ? from - 1 : from} ORDER BY position
+        LIMIT ${check ? 2001 : 2000}`;
+      if (check) {
+        const head = rows.shift();
+        if (!head || Number(head.position) !== check.position || head.hash !== check.hash) {
+          throw new DatabaseUnavailableError(
+            `The local copy of the log (head ${check.position}) is not a prefix of the database's log; remove it to rebuild it`,
+          );
+        }
+        check = null;
+      }
       if (rows.length === 0 || this.#closed) return;
       let expected = from + 1;
       for (const row of rows) {

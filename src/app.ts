@@ -62,12 +62,27 @@ export function dataPaths(
 export async function openApp(dataDir: string, options: AppOptions = {}): Promise<SergoApp> {
   await Deno.mkdir(dataDir, { recursive: true });
   const paths = dataPaths(dataDir);
-  const store = await openEventStore(dataDir, options);
+  // The log and the blobs open side by side: on PostgreSQL each is a connection and a schema check.
+  const [opened, blobsOpened] = await Promise.allSettled([
+    openEventStore(dataDir, options),
+    // Shared blobs live beside the shared log; upload files wait in the data directory's blobs/tmp.
+    options.databaseUrl
+      ? openPostgresBlobStore(options.databaseUrl, join(paths.blobs, "tmp"))
+      : Promise.resolve(new BlobStore(paths.blobs)),
+  ]);
+  if (opened.status === "rejected" || blobsOpened.status === "rejected") {
+    if (opened.status === "fulfilled") await opened.value.close();
+    if (blobsOpened.status === "fulfilled") await closeBlobs(blobsOpened.value);
+    throw opened.status === "rejected" ? opened.reason : (blobsOpened as PromiseRejectedResult).reason;
+  }
+  const store = opened.value;
+  const blobs: Blobs = blobsOpened.value;
   let projector: Projector;
   try {
     projector = openProjector(paths.projections, ALL_PROJECTIONS, { onProgress: options.onProgress });
   } catch (error) {
     await store.close();
+    await closeBlobs(blobs);
     throw error;
   }
   const projected = projector.position, head = store.head().position;
@@ -75,25 +90,20 @@ export async function openApp(dataDir: string, options: AppOptions = {}): Promis
     // Projections of another log (say, the embedded one before SERGO_DATABASE_URL was set) would lie.
     projector.close();
     await store.close();
+    await closeBlobs(blobs);
     throw new Error(
       `The projections in "${paths.projections}" are at event ${projected}, past the log's head ` +
         `(${head}): they were built from another log; remove the file to rebuild it`,
     );
   }
-  let blobs: Blobs;
-  try {
-    // Shared blobs live beside the shared log; upload files wait in the data directory's blobs/tmp.
-    blobs = options.databaseUrl
-      ? await openPostgresBlobStore(options.databaseUrl, join(paths.blobs, "tmp"))
-      : new BlobStore(paths.blobs);
-  } catch (error) {
-    projector.close();
-    await store.close();
-    throw error;
-  }
   const app = new SergoApp(dataDir, store, projector, blobs, options.now ?? (() => new Date()));
   app.catchUp();
   return app;
+}
+
+/** Closes a blob store that holds connections (the PostgreSQL one). */
+async function closeBlobs(blobs: Blobs): Promise<void> {
+  await (blobs as Partial<PostgresBlobStore>).close?.();
 }
 
 /** An open data directory. */
@@ -251,7 +261,7 @@ export class SergoApp {
     this.settle();
     this.#unsubscribe();
     await this.store.close();
-    await (this.blobs as Partial<PostgresBlobStore>).close?.();
+    await closeBlobs(this.blobs);
     this.projector.close();
   }
 }

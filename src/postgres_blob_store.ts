@@ -12,6 +12,7 @@
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import postgres from "postgres";
+import { ensureSchema } from "../events/postgres_schema.ts";
 import type { Blobs } from "./blob_store.ts";
 
 /** The size of one stored chunk. */
@@ -47,9 +48,11 @@ export async function openPostgresBlobStore(url: string, tempRoot: string): Prom
     backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 0.5),
   }) as unknown as Sql;
   try {
-    await sql.begin(async (tx) => {
-      await tx`SELECT pg_advisory_xact_lock(8317402)`;
-      await tx.unsafe(SCHEMA);
+    await ensureSchema(sql, {
+      ddl: SCHEMA,
+      lock: 8317402,
+      tables: ["sergo_blobs", "sergo_blob_chunks"],
+      functions: [],
     });
   } catch (error) {
     await sql.end({ timeout: 1 }).catch(() => {});

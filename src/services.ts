@@ -15,7 +15,7 @@ import { converterAvailable } from "./pdf_copy/libreoffice.ts";
 import { PageViews } from "./render/page_cache.ts";
 import { createRenderPool, type RenderPool } from "./render/render_pool.ts";
 import { type CopyReader, PdfCopyWorker } from "./workers/pdf_copy_worker.ts";
-import { openSharedRateLimiter } from "./mcp/shared_rate_limit.ts";
+import { openSharedRateLimiter, type SharedRateLimiter } from "./mcp/shared_rate_limit.ts";
 import { auditRoutes } from "./audit/routes.ts";
 import { dataPaths } from "./app.ts";
 import type { McpDeps } from "./mcp/endpoint.ts";
@@ -56,7 +56,13 @@ export interface Services {
 export async function createServices(
   app: SergoApp,
   config: Config,
-  options: { renderPool?: RenderPool; copyReader?: CopyReader; workerId?: string } = {},
+  options: {
+    renderPool?: RenderPool;
+    copyReader?: CopyReader;
+    workerId?: string;
+    /** The shared rate limiter being opened already (serve opens it while the data directory opens). */
+    limiter?: Promise<SharedRateLimiter | null>;
+  } = {},
 ): Promise<Services> {
   const pool = options.renderPool ?? createRenderPool();
   // Rendered pages live apart from originals and copies, so the cache folder can be deleted at any time.
@@ -66,7 +72,9 @@ export async function createServices(
     workerId: options.workerId,
     leaseMs: config.workLeaseMs,
   });
-  const converter = await converterAvailable();
+  // Whether LibreOffice runs (`soffice --version`, a fifth of a second): only /healthz tells, so nothing
+  // waits for it but /healthz (`serve` starts the check before it loads its modules).
+  const converterChecked = converterAvailable();
   const semantic = config.embeddings
     ? new SemanticSearch(
       await createEmbedder(config.embeddings),
@@ -74,12 +82,7 @@ export async function createServices(
     )
     : null;
   // Replicas on one database count each key's calls together there; embedded, this process counts them.
-  const limiter = config.databaseUrl
-    ? await openSharedRateLimiter(config.databaseUrl, {
-      perSecond: config.rateLimitPerSecond,
-      burst: config.rateLimitBurst,
-    })
-    : null;
+  const limiter = await (options.limiter ?? openRateLimiter(config));
   const services: Services = {
     app,
     config,
@@ -138,8 +141,9 @@ export async function createServices(
       ...(limiter ? { limiter } : {}),
     },
     semantic,
-    health: () =>
-      Promise.resolve({
+    health: async () => {
+      const converter = await converterChecked;
+      return {
         transcriber: services.transcriber
           ? {
             ok: true,
@@ -151,7 +155,8 @@ export async function createServices(
           ? { converter: "libreoffice", ok: true }
           : { ok: false, converter: "missing", detail: converter.detail },
         search: semantic ? semantic.status(app.db) : { mode: "lexical" },
-      }),
+      };
+    },
     kick: () => copies.kick(),
     async close() {
       await copies.stop();
@@ -161,6 +166,16 @@ export async function createServices(
     },
   };
   return services;
+}
+
+/** The rate limits replicas on one database share (null embedded: each process counts its own). */
+export function openRateLimiter(config: Config): Promise<SharedRateLimiter | null> {
+  return config.databaseUrl
+    ? openSharedRateLimiter(config.databaseUrl, {
+      perSecond: config.rateLimitPerSecond,
+      burst: config.rateLimitBurst,
+    })
+    : Promise.resolve(null);
 }
 
 /** The transcription settings `/healthz` shows (never the vision key). */

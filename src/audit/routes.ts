@@ -7,7 +7,6 @@
  * @module
  */
 import type { DatabaseSync } from "node:sqlite";
-import { Zip, ZipPassThrough } from "fflate";
 import type { EventStore } from "../../events/store.ts";
 import { queryAudit, timeBound } from "../../projections/audit_view.ts";
 import { exportAudit } from "./export.ts";
@@ -123,6 +122,7 @@ export async function exportAuditDownload(
     });
   }
   const name = `sergo-audit-${stamp}.csv`;
+  const { Zip, ZipPassThrough } = await import("fflate"); // loaded by the first CSV export, not at start-up
   const writer = body.writable.getWriter();
   const zip = new Zip((error, chunk, final) => {
     if (error) {

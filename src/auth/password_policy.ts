@@ -7,18 +7,20 @@
  *
  * @module
  */
-import { dictionary } from "@zxcvbn-ts/language-common";
 
 /** The fewest characters a password may have. */
 export const MIN_PASSWORD_LENGTH = 8;
 /** The most characters a password may have (sign-in refuses longer ones). */
 export const MAX_PASSWORD_LENGTH = 1024;
 
-let common: Set<string> | undefined;
+let common: Promise<Set<string>> | undefined;
 
-function commonPasswords(): Set<string> {
-  return common ??= new Set(
-    (dictionary as Record<string, readonly string[]>)["passwords-common"]!.map((p) => p.toLowerCase()),
+/** The list, loaded when a password is first checked: it is large, and most starts check none. */
+function commonPasswords(): Promise<Set<string>> {
+  return common ??= import("@zxcvbn-ts/language-common").then(({ dictionary }) =>
+    new Set(
+      (dictionary as Record<string, readonly string[]>)["passwords-common"]!.map((p) => p.toLowerCase()),
+    )
   );
 }
 
@@ -27,7 +29,7 @@ function commonPasswords(): Set<string> {
  * `email` (the person's) is refused as a password too, and so is its part
  * before the @.
  */
-export function passwordProblem(password: string, email = ""): string | null {
+export async function passwordProblem(password: string, email = ""): Promise<string | null> {
   const length = [...password].length;
   if (length < MIN_PASSWORD_LENGTH) {
     return `The password must have at least ${MIN_PASSWORD_LENGTH} characters: a few words make a good one`;
@@ -38,7 +40,7 @@ export function passwordProblem(password: string, email = ""): string | null {
   if (address && (lower === address || lower === address.split("@")[0])) {
     return "The password must not be the email address: a few words make a good one";
   }
-  if (commonPasswords().has(lower)) {
+  if ((await commonPasswords()).has(lower)) {
     return "This password is one of the most common passwords, which are guessed first: a few words make a good one";
   }
   return null;

@@ -18,6 +18,7 @@ import { requireFlag, UsageError } from "./args.ts";
 import type { Command } from "./commands.ts";
 import { progress, progressDone } from "./commands.ts";
 import { migrateCommand } from "./migrate.ts";
+import { converterAvailable } from "../pdf_copy/libreoffice.ts";
 
 async function readSecretLine(prompt: string): Promise<string> {
   if (Deno.stdin.isTerminal()) {
@@ -60,8 +61,12 @@ export const extraCommands: Record<string, Command> = {
       key: { help: "TLS private key file (PEM), for https" },
     },
     async run(_parsed, context) {
+      const config = loadConfig(context.args);
+      // LibreOffice's check (`soffice --version`, a fifth of a second, for /healthz) runs while the server's
+      // modules load.
+      converterAvailable();
       const { serveUntilSignalled } = await import("./serve.ts");
-      return await serveUntilSignalled(loadConfig(context.args));
+      return await serveUntilSignalled(config);
     },
   },
   "mcp-stdio": {
@@ -137,7 +142,7 @@ export const extraCommands: Record<string, Command> = {
         const person = requirePerson(app, email);
         const password = await readSecretLine("Password: ");
         const { passwordProblem } = await import("../auth/password_policy.ts");
-        const problem = passwordProblem(password, person.email);
+        const problem = await passwordProblem(password, person.email);
         if (problem) throw new UsageError(problem);
         const { hashPassword } = await import("../auth/passwords.ts");
         await setPasswordHash(app, person.person_id, await hashPassword(password));

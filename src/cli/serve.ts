@@ -18,7 +18,7 @@ import { createApi } from "../http/api.ts";
 import { createMcpEndpoint } from "../mcp/endpoint.ts";
 import { agentKeyAuthenticator, createSseTransport } from "../mcp/transports/sse.ts";
 import { createOAuth } from "../auth/oauth/mod.ts";
-import { createServices, type Services } from "../services.ts";
+import { createServices, openRateLimiter, type Services } from "../services.ts";
 import { createConsole } from "../console/mod.ts";
 import type { SignInThrottle } from "../console/sign_in_throttle.ts";
 import { ensureSigningKey } from "../audit/signing_key.ts";
@@ -95,23 +95,35 @@ async function startLocked(
   },
 ): Promise<RunningServer> {
   const { started, lock } = options;
-  const app = await openApp(config.dataDir, {
-    databaseUrl: config.databaseUrl,
-    now: options.now,
-    writer: "thread",
-    onProgress: (position, head) => progress(`rebuilding projections: ${position}/${head} events`),
-  });
+  // Tesseract's check is a subprocess: it runs while the data directory opens, and is waited for below.
+  const standardOpened = openStandard(config.transcribe);
+  // On PostgreSQL, the shared rate limits' connection opens beside the log's.
+  const limiterOpened = openRateLimiter(config);
+  limiterOpened.catch(() => {}); // its failure is met below, where it is waited for
+  let app: SergoApp;
+  try {
+    app = await openApp(config.dataDir, {
+      databaseUrl: config.databaseUrl,
+      now: options.now,
+      writer: "thread",
+      onProgress: (position, head) => progress(`rebuilding projections: ${position}/${head} events`),
+    });
+  } catch (error) {
+    (await standardOpened).close();
+    await (await limiterOpened.catch(() => null))?.close();
+    throw error;
+  }
   progressDone();
   app.watch(250);
   await ensureSigningKey(config.dataDir);
   const pool = createExtractionPool();
   const workerId = await serveWorkerId(config);
   // PDF copies of Word files are read in the same sandboxed readers as uploads.
-  const services = await createServices(app, config, { copyReader: pool, workerId });
+  const services = await createServices(app, config, { copyReader: pool, workerId, limiter: limiterOpened });
   // First run: nobody to sign in as, so one random address (printed below) creates the first person.
   const setupToken = anyPerson(app.db) ? null : randomId(43);
   services.console = createConsole(services, { setupToken, throttle: options.signInThrottle });
-  const standard = await openStandard(config.transcribe);
+  const standard = await standardOpened;
   services.transcriber = standard.reading.transcriber?.label ?? null;
   services.transcriberMissing = standard.missing;
   const worker = new ProcessingWorker(app, pool, {

@@ -201,7 +201,7 @@ export function createConsole(services: Services, options: ConsoleOptions = {}):
         if (expired) return again(expired, 403);
         if (name.trim() === "") return again("Enter your name.");
         if (email === "") return again("Enter your email.");
-        const problem = passwordsProblem(form.get("password"), form.get("password2"), email);
+        const problem = await passwordsProblem(form.get("password"), form.get("password2"), email);
         if (problem) return again(problem);
         const hash = await hashPassword(form.get("password"));
         if (!setupOpen(token)) return invalid();
@@ -220,8 +220,9 @@ export function createConsole(services: Services, options: ConsoleOptions = {}):
       const again = (error: string, status = 400) =>
         render(PasswordPage({ context, token, ...personOf(link), purpose: link.purpose, error }), status);
       if (expired) return again(expired, 403);
-      const problem = passwordsProblem(form.get("password"), form.get("password2"), link.person.email);
+      const problem = await passwordsProblem(form.get("password"), form.get("password2"), link.person.email);
       if (problem) return again(problem);
+      if (linksInUse.has(link.linkId)) return invalid(); // taken while the password was checked
       linksInUse.add(link.linkId);
       try {
         const hash = await hashPassword(form.get("password"));
@@ -481,10 +482,10 @@ function personOf(link: { person: { name: string; email: string } }): { name: st
 }
 
 /** Why two typed passwords are refused, in one sentence, or null. */
-function passwordsProblem(password: string, again: string, email: string): string | null {
+async function passwordsProblem(password: string, again: string, email: string): Promise<string | null> {
   if (password === "") return "Enter a password.";
   if (password !== again) return "The two passwords differ — type the same one twice.";
-  const problem = passwordProblem(password, email);
+  const problem = await passwordProblem(password, email);
   return problem ? `${problem}.` : null;
 }
 

@@ -8,7 +8,6 @@ import type { DatabaseSync } from "node:sqlite";
 import { type DocumentType, type Preset, PRESETS, type SergoEvent } from "../../events/types.ts";
 import { type DocumentRow, getDocument } from "../../projections/catalogue.ts";
 import type { SergoApp } from "../app.ts";
-import { detectType } from "../processing/detect_type.ts";
 import { ProcessingError } from "../processing/processing_error.ts";
 import { registeredTranscriber } from "../processing/transcribers/choose.ts";
 import { DomainError } from "./errors.ts";
@@ -59,6 +58,8 @@ async function refuseUnreadable(path: string, head: Uint8Array, name: string): P
   const ole = head[0] === 0xd0 && head[1] === 0xcf && head[2] === 0x11 && head[3] === 0xe0;
   if (!zip && !ole) return;
   if ((await Deno.stat(path)).size > CONTENT_CHECK_MAX_BYTES) return;
+  // Loaded for the first zip or OLE upload (it reads zip and XML), not at start-up.
+  const { detectType } = await import("../processing/detect_type.ts");
   try {
     detectType(await Deno.readFile(path), name);
   } catch (error) {

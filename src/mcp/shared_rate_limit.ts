@@ -31,6 +31,7 @@
  */
 import { setImmediate } from "node:timers";
 import postgres from "postgres";
+import { ensureSchema } from "../../events/postgres_schema.ts";
 import type { TokenTake } from "../../events/store.ts";
 import type { KeyRateLimit, RateDecision } from "./rate_limit.ts";
 
@@ -223,10 +224,12 @@ export async function openSharedRateLimiter(
     backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 0.5),
   });
   try {
-    await sql.begin(async (tx) => {
-      // Replicas starting at once must not both create the function (the log's own lock).
-      await tx`SELECT pg_advisory_xact_lock(8317401)`;
-      await tx.unsafe(SCHEMA);
+    // Replicas starting at once must not both create the function (the log's own lock).
+    await ensureSchema(sql, {
+      ddl: SCHEMA,
+      lock: 8317401,
+      tables: ["sergo_rate_buckets"],
+      functions: ["sergo_take_tokens(text[], double precision, double precision)"],
     });
   } catch (error) {
     await sql.end({ timeout: 1 }).catch(() => {});

@@ -12,7 +12,6 @@
  */
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { openPdf } from "../render/pdfjs_loader.ts";
 
 /** A PDF copy that could not be made or was refused, with a one-sentence reason. */
 export class PdfCopyError extends Error {
@@ -233,10 +232,18 @@ let availability: { at: number; answer: { ok: boolean; detail: string } } | unde
  * Whether LibreOffice can make PDF copies here, with a one-line detail (its
  * version, or what to install). A positive answer is remembered for a minute.
  */
-export async function converterAvailable(): Promise<{ ok: boolean; detail: string }> {
+export function converterAvailable(): Promise<{ ok: boolean; detail: string }> {
   if (availability && availability.answer.ok && Date.now() - availability.at < 60_000) {
-    return availability.answer;
+    return Promise.resolve(availability.answer);
   }
+  // Callers at the same moment (serve starts the check early, then waits for it) share one `soffice`.
+  checking ??= checkConverter().finally(() => checking = undefined);
+  return checking;
+}
+
+let checking: Promise<{ ok: boolean; detail: string }> | undefined;
+
+async function checkConverter(): Promise<{ ok: boolean; detail: string }> {
   let answer: { ok: boolean; detail: string };
   try {
     const child = new Deno.Command("soffice", {
@@ -277,6 +284,8 @@ export async function checkCopy(
 ): Promise<number> {
   let pages: number;
   try {
+    // Loaded when a copy is checked, not at start-up: pdf.js and its canvas are heavy to load.
+    const { openPdf } = await import("../render/pdfjs_loader.ts");
     const doc = await openPdf(pdfBytes);
     pages = doc.numPages;
     await doc.destroy();

@@ -26,6 +26,8 @@
 import * as pdfjs from "pdfjs-dist/legacy/build/pdf.mjs";
 import { brotliDecompressSync, inflateSync } from "node:zlib";
 
+export { PDFJS_DATA } from "./_pdfjs_data.ts";
+
 /** The placeholder object id of a picture that was placed but not decoded. */
 export const UNREAD_IMAGE_ID = "sergo-unread-image";
 
@@ -108,16 +110,6 @@ const FONT_PROGRAM_POINTS: ReadonlyArray<readonly [string, string]> = [
 
 /** The text pass skips a form without text the next time it is drawn; with a hook it must not. */
 const EMPTY_FORM_POINT = "if (!sinkWrapper.enqueueInvoked) {";
-
-/** Where pdf.js finds its CMaps (needed for CJK text) and standard font data, as file paths. */
-export const PDFJS_DATA = {
-  cMapUrl: new URL("../../cmaps/", import.meta.resolve("pdfjs-dist/legacy/build/pdf.mjs")).pathname,
-  standardFontDataUrl:
-    new URL("../../standard_fonts/", import.meta.resolve("pdfjs-dist/legacy/build/pdf.mjs"))
-      .pathname,
-  /** The pdf.js package folder, for `--allow-read` of a sandboxed reader. */
-  packageDir: new URL("../../", import.meta.resolve("pdfjs-dist/legacy/build/pdf.mjs")).pathname,
-};
 
 let loading: Promise<typeof pdfjs> | undefined;
 let patched = false;

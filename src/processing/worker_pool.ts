@@ -16,7 +16,7 @@
  */
 import type { ExtractResult } from "./extract_result.ts";
 import { encodeFrame, FrameReader } from "./_frames.ts";
-import { PDFJS_DATA } from "./_pdfjs.ts";
+import { PDFJS_DATA } from "./_pdfjs_data.ts";
 import { ProcessingError } from "./processing_error.ts";
 
 export type { ExtractResult } from "./extract_result.ts";

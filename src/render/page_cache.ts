@@ -8,7 +8,7 @@
  */
 import { type Blobs, BlobStore } from "../blob_store.ts";
 import type { RenderPool } from "./render_pool.ts";
-import { PAGE_DPI, PageRenderError } from "./render_png.ts";
+import { PAGE_DPI, PageRenderError } from "./page_drawing.ts";
 
 /** The format of a page view: a PNG picture or a one-page PDF. */
 export type PageViewFormat = "image" | "pdf";

@@ -9,16 +9,12 @@ import { openPdf, type PdfDocument } from "./pdfjs_loader.ts";
 import { encodePng } from "./png_encoder.ts";
 import { largestDeclaredImage, MAX_DECLARED_IMAGE_PIXELS } from "./image_size_guard.ts";
 
-/** The resolution pages are drawn at. */
-export const PAGE_DPI = 110;
+import { PAGE_DPI, PageRenderError } from "./page_drawing.ts";
+
+export { PAGE_DPI, PageRenderError };
 
 /** The longest side a drawn page may have, in pixels. */
 export const MAX_PAGE_SIDE_PX = 1568;
-
-/** A page that cannot be drawn or cut out, with a one-sentence reason. */
-export class PageRenderError extends Error {
-  override name = "PageRenderError";
-}
 
 /** A drawn page. */
 export interface RenderedPng {

@@ -13,7 +13,7 @@
  *
  * @module
  */
-import { PageRenderError } from "./render_png.ts";
+import { PageRenderError } from "./page_drawing.ts";
 import type { RenderWorkerRequest, RenderWorkerResponse } from "./render_worker.ts";
 
 /** One page to draw or cut out. */

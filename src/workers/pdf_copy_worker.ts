@@ -24,9 +24,7 @@ import {
 import type { SergoApp } from "../app.ts";
 import { checkCopy, type ConvertOptions, convertToPdf, PdfCopyError } from "../pdf_copy/libreoffice.ts";
 import { placeOnCopyPages } from "../pdf_copy/page_placing.ts";
-import { extractPdf } from "../processing/pdf_extract.ts";
 import { ProcessingError } from "../processing/processing_error.ts";
-import { checkPackage } from "../processing/package_check.ts";
 import { DEFAULT_LEASE_MS, reasonOf, withoutNul } from "./processing_worker.ts";
 import { Lease, type LeaseKind } from "./_lease.ts";
 
@@ -67,7 +65,10 @@ function copyLease(app: SergoApp): LeaseKind {
   };
 }
 
-const IN_PROCESS_READER: CopyReader = { extract: (bytes) => extractPdf(bytes) };
+const IN_PROCESS_READER: CopyReader = {
+  // Loaded when first used: a server reads copies in its sandboxed readers, and pdf.js is heavy to load.
+  extract: async (bytes) => (await import("../processing/pdf_extract.ts")).extractPdf(bytes),
+};
 
 /** Makes pending PDF copies, a few at a time, taking turns between people. */
 export class PdfCopyWorker {
@@ -172,6 +173,7 @@ export class PdfCopyWorker {
       }
       const bytes = await app.blobs.read(doc.sha256);
       if (doc.type === "docx" || doc.type === "pptx") {
+        const { checkPackage } = await import("../processing/package_check.ts"); // zip reading, loaded on use
         try {
           checkPackage(bytes);
         } catch (error) {

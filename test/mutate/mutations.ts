@@ -264,7 +264,7 @@ export const MUTATIONS: Mutation[] = [
   },
   {
     name: "drawing: 100 dpi",
-    file: "src/render/render_png.ts",
+    file: "src/render/page_drawing.ts",
     from: "export const PAGE_DPI = 110;",
     to: "export const PAGE_DPI = 100;",
     tests: [LIMITS],
@@ -765,7 +765,7 @@ export const MUTATIONS: Mutation[] = [
   {
     name: "passwords: the most common ones taken",
     file: "src/auth/password_policy.ts",
-    from: "if (commonPasswords().has(lower)) {",
+    from: "if ((await commonPasswords()).has(lower)) {",
     to: "if (false) {",
     tests: ["test/auth/password_policy_test.ts"],
   },
@@ -821,6 +821,27 @@ export const MUTATIONS: Mutation[] = [
     from: "OR (jsonb_typeof(expected) = 'number' AND current_version = (expected #>> '{}')::integer)) THEN",
     to: "OR (jsonb_typeof(expected) = 'number')) THEN",
     tests: ["test/events/store_test.ts"],
+  },
+  {
+    name: "postgres: a replica's copy of the log taken though its last event has another hash",
+    file: "events/postgres_store.ts",
+    from: "if (!head || Number(head.position) !== check.position || head.hash !== check.hash) {",
+    to: "if (!head || Number(head.position) !== check.position) {",
+    tests: ["test/events/postgres_start_test.ts"],
+  },
+  {
+    name: "postgres: a replica's copy of the log longer than the database's taken",
+    file: "events/postgres_store.ts",
+    from: "if (!head || Number(head.position) !== check.position || head.hash !== check.hash) {",
+    to: "if (head && (Number(head.position) !== check.position || head.hash !== check.hash)) {",
+    tests: ["test/events/postgres_start_test.ts"],
+  },
+  {
+    name: "postgres: another version's function taken as this code's at start-up",
+    file: "events/postgres_schema.ts",
+    from: "bool_and(p.prosrc IS NOT NULL AND p.prosrc = f.body)",
+    to: "bool_and(p.prosrc IS NOT NULL)",
+    tests: ["test/events/postgres_start_test.ts"],
   },
   {
     name: "leases: a worker whose lease was taken over still records its result",

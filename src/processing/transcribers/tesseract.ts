@@ -137,35 +137,26 @@ let probed: Promise<TesseractInstall | null> | undefined;
 /** Whether Tesseract is installed, with its version and languages; null when it is not. */
 export function probeTesseract(): Promise<TesseractInstall | null> {
   probed ??= (async () => {
-    try {
-      const version = await new Deno.Command("tesseract", {
-        args: ["--version"],
-        stdout: "piped",
-        stderr: "piped",
-      })
-        .output();
-      const first = new TextDecoder().decode(version.stdout).split("\n")[0] ?? "";
-      const match = /^tesseract\s+v?(\S+)/.exec(first);
-      if (!version.success || !match) return null;
-      const list = await new Deno.Command("tesseract", {
-        args: ["--list-langs"],
-        stdout: "piped",
-        stderr: "piped",
-      })
-        .output();
-      const languages = new TextDecoder().decode(list.stdout).split("\n").slice(1).map((l) => l.trim())
-        .filter((l) => /^[a-z_]+$/.test(l));
-      let prlimit = false;
+    // The three checks run side by side: serve waits for them before it listens.
+    const run = async (command: string, args: string[]) => {
       try {
-        prlimit = (await new Deno.Command("prlimit", { args: ["--version"], stdout: "null", stderr: "null" })
-          .output()).success;
+        return await new Deno.Command(command, { args, stdout: "piped", stderr: "piped" }).output();
       } catch {
-        prlimit = false;
+        return null;
       }
-      return { version: match[1]!, languages, prlimit };
-    } catch {
-      return null;
-    }
+    };
+    const [version, list, prlimit] = await Promise.all([
+      run("tesseract", ["--version"]),
+      run("tesseract", ["--list-langs"]),
+      run("prlimit", ["--version"]),
+    ]);
+    if (!version || !list) return null;
+    const first = new TextDecoder().decode(version.stdout).split("\n")[0] ?? "";
+    const match = /^tesseract\s+v?(\S+)/.exec(first);
+    if (!version.success || !match) return null;
+    const languages = new TextDecoder().decode(list.stdout).split("\n").slice(1).map((l) => l.trim())
+      .filter((l) => /^[a-z_]+$/.test(l));
+    return { version: match[1]!, languages, prlimit: prlimit?.success ?? false };
   })();
   return probed;
 }

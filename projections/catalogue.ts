@@ -439,8 +439,16 @@ function folderPath(db: DatabaseSync, folderId: string): string {
   return row?.path ?? "";
 }
 
-/** Recomputes the path of a folder and everything inside it after a rename or move. */
-function repath(db: DatabaseSync, folderId: string): void {
+/**
+ * Recomputes the path of a folder and everything inside it after a rename or
+ * move. Two moves at once (A into B, B into A, by two processes) can make a
+ * cycle until the later one is taken back; its folders are visited once, so
+ * applying it ends (it recursed until the stack overflowed, and the
+ * projections stopped for good on that event).
+ */
+function repath(db: DatabaseSync, folderId: string, visited = new Set<string>()): void {
+  if (visited.has(folderId)) return;
+  visited.add(folderId);
   const folder = statement(db, "SELECT parent_id, name FROM cat_folders WHERE folder_id = ?").get(folderId) as
     | { parent_id: string | null; name: string }
     | undefined;
@@ -453,7 +461,7 @@ function repath(db: DatabaseSync, folderId: string): void {
   ) as Array<
     { folder_id: string }
   >;
-  for (const child of children) repath(db, child.folder_id);
+  for (const child of children) repath(db, child.folder_id, visited);
 }
 
 // ---------------------------------------------------------------------------
@@ -551,6 +559,24 @@ export function getChildFolder(
     parentId,
     name,
   ) as Folder | undefined;
+}
+
+/**
+ * Every child folder of `parentId` (null for the root) with this name: one,
+ * but for the moment between two creations (or renames, or moves) of one name
+ * by two processes at once and the later one's taking it back.
+ */
+export function getChildFolders(
+  db: DatabaseSync,
+  personId: string,
+  parentId: string | null,
+  name: string,
+): Folder[] {
+  return statement(db, "SELECT * FROM cat_folders WHERE person_id = ? AND parent_id IS ? AND name = ?").all(
+    personId,
+    parentId,
+    name,
+  ) as unknown as Folder[];
 }
 
 /** The given folders with every folder inside them. */

@@ -10,9 +10,86 @@
  * @module
  */
 import { join } from "node:path";
+import { openSqliteStore, type SqliteEventStore } from "../events/sqlite_store.ts";
+import type { EventData, SergoEvent } from "../events/types.ts";
+import { auditView } from "../projections/audit_view.ts";
+import { openProjector, type Projector } from "../projections/projector.ts";
 import { exportAudit } from "../src/audit/export.ts";
 import { verifyExport } from "../src/audit/verify.ts";
-import { appendCalls, AVA_KEY, openInstall } from "../test/audit/_workload.ts";
+
+// The log here is volume, not behaviour: a million MCP calls through /mcp would measure the calls, not the
+// export. Its events are shaped as the endpoint's audit writes them (src/mcp/audit.ts) and appended in
+// batches through the real store; the audit tests' workload (test/audit/_workload.ts) goes the real way.
+
+/** A fresh install: a store and an audit-view projector in a temp directory. */
+async function openInstall(): Promise<{
+  dir: string;
+  dataDir: string;
+  eventsPath: string;
+  store: SqliteEventStore;
+  projector: Projector;
+  close(): Promise<void>;
+}> {
+  const dir = await Deno.makeTempDir({ prefix: "sergo-audit-bench-" });
+  const dataDir = join(dir, "data");
+  await Deno.mkdir(dataDir);
+  const eventsPath = join(dataDir, "events.db");
+  const store = openSqliteStore(eventsPath);
+  const projector = openProjector(join(dataDir, "projections.db"), [auditView]);
+  return {
+    dir,
+    dataDir,
+    eventsPath,
+    store,
+    projector,
+    async close() {
+      projector.close();
+      await store.close();
+      await Deno.remove(dir, { recursive: true });
+    },
+  };
+}
+
+const AVA_KEY = { id: "kAva0001", name: "research", last4: "a1B2" };
+
+/** An McpCalled event's data for a search. */
+function mcpSearch(person: string, query: string, count: number): EventData<"McpCalled"> {
+  return {
+    key_id: AVA_KEY.id,
+    person_id: person,
+    key_name: AVA_KEY.name,
+    masked_key: `sgk_s_…${AVA_KEY.last4}`,
+    end_user: null,
+    tool: "search",
+    arguments: { query },
+    action: "mcp search",
+    details: { query, results: count },
+    is_error: false,
+    duration_ms: 12,
+  };
+}
+
+/** Appends `count` MCP calls of one person, in batches through the real store, one second apart. */
+async function appendCalls(
+  store: SqliteEventStore,
+  person: string,
+  count: number,
+  batch: number,
+): Promise<void> {
+  let clock = Date.parse("2026-10-24T09:00:00Z");
+  for (let done = 0; done < count; done += batch) {
+    const events: SergoEvent[] = [];
+    for (let i = done; i < Math.min(count, done + batch); i++) {
+      clock += 1000;
+      events.push({
+        type: "McpCalled",
+        data: mcpSearch(person, `query ${i}`, i % 20),
+        metadata: { time: new Date(clock).toISOString(), actor: `key-${AVA_KEY.id}` },
+      });
+    }
+    await store.append(`key-${AVA_KEY.id}`, events);
+  }
+}
 
 /** What one run measured. */
 export interface AuditExportBench {
@@ -38,7 +115,7 @@ export async function benchAuditExport(opts: { quick: boolean; events?: number }
       data: { person_id: "pAva", name: "Ava Bennett", email: "ava@example.com" },
       metadata: { time: "2026-10-24T08:00:00Z", actor: "cli" },
     }]);
-    await appendCalls(install.store, "pAva", AVA_KEY, events - 1, 10_000);
+    await appendCalls(install.store, "pAva", events - 1, 10_000);
     const append_ms = performance.now() - t;
     t = performance.now();
     install.projector.catchUp(install.store);

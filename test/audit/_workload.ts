@@ -1,40 +1,133 @@
 /**
- * A mixed workload for audit tests: two people with folders, documents,
- * processing results, PDF copies, keys and MCP calls, appended through the
- * real SQLite store and projected by the real projector.
+ * A mixed workload for audit tests, made the way users make it, on the real
+ * `serve` (port 0): people, Ava's password and both personal keys through the
+ * domain commands the CLI runs; folders, uploads (multipart) and agent keys
+ * (created, rolled, renamed, deleted) through the REST API with those personal
+ * keys; the server's own processing worker reading real corpus files and its
+ * PDF copy worker (LibreOffice) copying a deck; MCP calls (searches with and
+ * without an end user, a refused read, a page view) through `/mcp`. No event
+ * is written by hand.
+ *
+ * A step clock stamps the events: each step of the story happens one second
+ * after the one before (`Workload.times`), and the server finishes each step's
+ * work (reading, copying) before the next, so the log's order is the story's.
+ *
+ * The log is made once per test process and copied for each {@linkcode Install}.
  *
  * @module
  */
+import assert from "node:assert/strict";
 import { join } from "node:path";
 import { openSqliteStore, type SqliteEventStore } from "../../events/sqlite_store.ts";
-import type { EventData, SergoEvent } from "../../events/types.ts";
 import { auditView } from "../../projections/audit_view.ts";
 import { openProjector, type Projector } from "../../projections/projector.ts";
+import { hashPassword } from "../../src/auth/passwords.ts";
+import { createPersonalKey } from "../../src/domain/keys.ts";
+import { addPerson, setPasswordHash } from "../../src/domain/people.ts";
+import { type RunningServer, startServer } from "../../src/cli/serve.ts";
+import { loadConfig } from "../../src/config.ts";
+import { CORPUS_DIR } from "../helpers/corpus.ts";
+import { needs } from "../helpers/dependencies.ts";
 
-/** An opened test install. */
+/** The password Ava set (its hash is in the log and must never leave it). */
+export const AVA_PASSWORD = "correct horse battery staple";
+
+/** Ava's searches through her "research" key, in order, with the end user each named. */
+export const AVA_SEARCHES = [
+  { query: "test table slide", endUser: "alice@corp" },
+  { query: "rectangle shape", endUser: null },
+  { query: "list items", endUser: "alice@corp" },
+  { query: "merged cells", endUser: null },
+  { query: "footnote", endUser: "alice@corp" },
+] as const;
+
+/** Ben's searches through his "helper" key (his one document could not be read: nothing is found). */
+export const BEN_SEARCHES = ["meeting notes", "budget", "notes", "travel plans", "agenda"] as const;
+
+/** What the workload made, for tests to look for. */
+export interface Workload {
+  ava: { personId: string; email: string; personalKey: string };
+  ben: { personId: string; email: string; personalKey: string };
+  folders: { energy: string; basic: string };
+  documents: {
+    /** docling-sample-table-notes.pptx in Energy outlooks/Basic: read, PDF copy made. */
+    deck: string;
+    /** scanned-zh-penalty-decision-ccitt.pdf in Energy outlooks: three pages with no text layer. */
+    scan: string;
+    /** Ben's empty notes.txt: its processing fails. */
+    notes: string;
+  };
+  /** Ava's key: created as "research", rolled, then renamed "energy". */
+  research: { keyId: string; last4: string; rolledLast4: string; oldWorksUntil: string };
+  /** Ben's key "helper", deleted at the end. */
+  helper: { keyId: string; last4: string };
+  /** The number of excerpts each of Ava's searches answered, in order. */
+  avaResults: number[];
+  /** The time of each step of the story (`STEP_TIMES[name]`). */
+  times: Record<StepName, string>;
+}
+
+type StepName =
+  | "ava added"
+  | "ava password"
+  | "ben added"
+  | "personal keys"
+  | "energy folder"
+  | "basic folder"
+  | "deck uploaded"
+  | "scan uploaded"
+  | "notes uploaded"
+  | "keys created"
+  | "calls"
+  | "read refused"
+  | "page viewed"
+  | "rolled"
+  | "renamed"
+  | "deleted";
+
+/** An opened copy of the workload's data directory, projected by the real projector (audit view). */
 export interface Install {
   dir: string;
   dataDir: string;
   eventsPath: string;
   store: SqliteEventStore;
   projector: Projector;
+  workload: Workload;
   close(): Promise<void>;
 }
 
-/** Opens a fresh install in a temp directory. */
-export async function openInstall(): Promise<Install> {
+interface Template {
+  dataDir: string;
+  workload: Workload;
+}
+
+let template: Promise<Template> | undefined;
+
+/** Copies the workload's data directory (made on first use) into a fresh temp directory. */
+export async function copyWorkload(): Promise<{ dir: string; dataDir: string; workload: Workload }> {
+  template ??= makeTemplate();
+  const { dataDir: source, workload } = await template;
   const dir = await Deno.makeTempDir({ prefix: "sergo-audit-test-" });
   const dataDir = join(dir, "data");
-  await Deno.mkdir(dataDir);
+  await copyFolder(source, dataDir);
+  return { dir, dataDir, workload };
+}
+
+/** Opens a fresh copy of the workload, projected by a projector of its own (the audit view alone). */
+export async function openInstall(): Promise<Install> {
+  const { dir, dataDir, workload } = await copyWorkload();
   const eventsPath = join(dataDir, "events.db");
   const store = openSqliteStore(eventsPath);
-  const projector = openProjector(join(dataDir, "projections.db"), [auditView]);
+  // The audit view is rebuilt from the log the server wrote.
+  const projector = openProjector(join(dir, "audit.db"), [auditView]);
+  projector.catchUp(store);
   return {
     dir,
     dataDir,
     eventsPath,
     store,
     projector,
+    workload,
     async close() {
       projector.close();
       await store.close();
@@ -43,215 +136,192 @@ export async function openInstall(): Promise<Install> {
   };
 }
 
-const hex = (n: number): string => n.toString(16).padStart(64, "0");
-
-let clock = Date.parse("2026-10-24T09:00:00Z");
-/** Metadata with a clock that moves one second per event. */
-export function meta(actor: string, endUser?: string): SergoEvent["metadata"] {
-  clock += 1000;
-  return { time: new Date(clock).toISOString(), actor, ...(endUser ? { end_user: endUser } : {}) };
+/** The workload's data directory as the server left it (its own projections included); do not change it. */
+export async function workloadDataDir(): Promise<{ dataDir: string; workload: Workload }> {
+  template ??= makeTemplate();
+  return await template;
 }
 
-/** An McpCalled event's data. */
-export function mcpSearch(
-  person: string,
-  key: { id: string; name: string; last4: string },
-  query: string,
-  count: number,
-  endUser: string | null = null,
-): EventData<"McpCalled"> {
-  return {
-    key_id: key.id,
-    person_id: person,
-    key_name: key.name,
-    masked_key: `sgk_s_…${key.last4}`,
-    end_user: endUser,
-    tool: "search",
-    arguments: { query },
-    action: "mcp search",
-    details: { query, results: count },
-    is_error: false,
-    duration_ms: 12,
+async function copyFolder(from: string, to: string): Promise<void> {
+  await Deno.mkdir(to, { recursive: true });
+  for await (const entry of Deno.readDir(from)) {
+    if (entry.isDirectory) await copyFolder(join(from, entry.name), join(to, entry.name));
+    else if (entry.isFile) await Deno.copyFile(join(from, entry.name), join(to, entry.name));
+  }
+}
+
+/** The start of the story: 2026-10-24 09:00:00 UTC; step n happens n seconds later. */
+const START = Date.parse("2026-10-24T09:00:00Z");
+
+async function makeTemplate(): Promise<Template> {
+  await needs("soffice"); // the deck's PDF copy
+  let time = START;
+  const dir = await Deno.makeTempDir({ prefix: "sergo-audit-workload-" });
+  const env: Record<string, string | undefined> = {
+    SERGO_RATE_LIMIT: "100000",
+    SERGO_RATE_BURST: "100000",
+    // Leases of an hour: no renewal (every third of a lease, in real time) lands in the story under load.
+    SERGO_WORK_LEASE_S: "3600",
   };
-}
-
-/** Ava's research key and Ben's key. */
-export const AVA_KEY = { id: "kAva0001", name: "research", last4: "a1B2" };
-export const BEN_KEY = { id: "kBen0001", name: "helper", last4: "z9Y8" };
-
-/** Appends the mixed workload: Ava and Ben, their folders, documents, keys and calls. */
-export async function appendWorkload(store: SqliteEventStore): Promise<void> {
-  clock = Date.parse("2026-10-24T09:00:00Z");
-  const ava = "pAva", ben = "pBen";
-  const a = (stream: string, events: SergoEvent[]) => store.append(stream, events);
-  await a(`person-${ava}`, [
-    {
-      type: "PersonAdded",
-      data: { person_id: ava, name: "Ava Bennett", email: "ava@example.com" },
-      metadata: meta("cli"),
-    },
-    {
-      type: "PersonPasswordSet",
-      data: { person_id: ava, password_hash: "$argon2id$secret" },
-      metadata: meta("cli"),
-    },
-  ]);
-  await a(`person-${ben}`, [
-    {
-      type: "PersonAdded",
-      data: { person_id: ben, name: "Ben Ortiz", email: "ben@example.com" },
-      metadata: meta("cli"),
-    },
-  ]);
-  await a("folder-fEnergy", [{
-    type: "FolderCreated",
-    data: { folder_id: "fEnergy", person_id: ava, parent_id: null, name: "Energy outlooks" },
-    metadata: meta(`person-${ava}`),
-  }]);
-  await a("folder-fBasic", [{
-    type: "FolderCreated",
-    data: { folder_id: "fBasic", person_id: ava, parent_id: "fEnergy", name: "Basic" },
-    metadata: meta(`person-${ava}`),
-  }]);
-  await a("document-xM5gW8NZ", [{
-    type: "DocumentUploaded",
-    data: {
-      document_id: "xM5gW8NZ",
-      person_id: ava,
-      folder_id: "fBasic",
-      name: "IEO2023_Release_Presentation.pptx",
-      type: "pptx",
-      size: 1234,
-      sha256: hex(1),
-      preset: "basic",
-    },
-    metadata: meta(`person-${ava}`),
-  }]);
-  await a("document-bBen0001", [{
-    type: "DocumentUploaded",
-    data: {
-      document_id: "bBen0001",
-      person_id: ben,
-      folder_id: null,
-      name: "notes.txt",
-      type: "txt",
-      size: 10,
-      sha256: hex(2),
-      preset: "basic",
-    },
-    metadata: meta(`person-${ben}`),
-  }]);
-  await a("document-xM5gW8NZ", [
-    {
-      type: "DocumentProcessed",
-      data: {
-        document_id: "xM5gW8NZ",
-        preset: "basic",
-        page_count: 2,
-        pages_estimated: false,
-        pages: [
-          { page: 1, text: "Title", marked: true, image_only: false },
-          { page: 2, text: "", marked: true, image_only: true },
-        ],
-      },
-      metadata: meta("system"),
-    },
-    {
-      type: "PdfCopyMade",
-      data: { document_id: "xM5gW8NZ", sha256: hex(3), page_count: 2 },
-      metadata: meta("system"),
-    },
-  ]);
-  await a("document-bBen0001", [{
-    type: "ProcessingFailed",
-    data: { document_id: "bBen0001", preset: "basic", reason: "The file is empty" },
-    metadata: meta("system"),
-  }]);
-  await a(`key-${AVA_KEY.id}`, [{
-    type: "AgentKeyCreated",
-    data: {
-      key_id: AVA_KEY.id,
-      person_id: ava,
-      name: AVA_KEY.name,
-      description: "Energy reports",
-      key_hash: hex(4),
-      last4: AVA_KEY.last4,
-      can_read: { folders: ["fBasic"], documents: [] },
-    },
-    metadata: meta(`person-${ava}`),
-  }]);
-  await a(`key-${BEN_KEY.id}`, [{
-    type: "AgentKeyCreated",
-    data: {
-      key_id: BEN_KEY.id,
-      person_id: ben,
-      name: BEN_KEY.name,
-      description: "",
-      key_hash: hex(5),
-      last4: BEN_KEY.last4,
-      can_read: { folders: [], documents: ["bBen0001"] },
-    },
-    metadata: meta(`person-${ben}`),
-  }]);
-  for (let i = 0; i < 5; i++) {
-    await a(`mcp-${ava}`, [{
-      type: "McpCalled",
-      data: mcpSearch(ava, AVA_KEY, `electric vehicles ${i}`, 3, i % 2 === 0 ? "alice@corp" : null),
-      metadata: meta(`key-${AVA_KEY.id}`),
-    }]);
-    await a(`mcp-${ben}`, [{
-      type: "McpCalled",
-      data: mcpSearch(ben, BEN_KEY, `notes ${i}`, 1),
-      metadata: meta(`key-${BEN_KEY.id}`),
-    }]);
-  }
-  await a(`mcp-${ava}`, [{
-    type: "McpCalled",
-    data: {
-      ...mcpSearch(ava, AVA_KEY, "", 0),
-      tool: "view_page",
-      arguments: { document_id: "xM5gW8NZ", page: 2 },
-      action: "mcp page viewed",
-      details: { file: "IEO2023_Release_Presentation.pptx", page: 2, format: "image" },
-    },
-    metadata: meta(`key-${AVA_KEY.id}`),
-  }]);
-  await a(`key-${AVA_KEY.id}`, [
-    {
-      type: "AgentKeyRolled",
-      data: { key_id: AVA_KEY.id, key_hash: hex(6), last4: "c3D4", old_expires_at: "2026-10-25T09:00:00Z" },
-      metadata: meta(`person-${ava}`),
-    },
-    {
-      type: "AgentKeyChanged",
-      data: { key_id: AVA_KEY.id, name: "energy" },
-      metadata: meta(`person-${ava}`),
-    },
-  ]);
-  await a(`key-${BEN_KEY.id}`, [{
-    type: "AgentKeyDeleted",
-    data: { key_id: BEN_KEY.id },
-    metadata: meta(`person-${ben}`),
-  }]);
-}
-
-/** Appends `count` MCP calls of one person quickly, in batches through the real store. */
-export async function appendCalls(
-  store: SqliteEventStore,
-  person: string,
-  key: { id: string; name: string; last4: string },
-  count: number,
-  batch = 5000,
-): Promise<void> {
-  for (let done = 0; done < count; done += batch) {
-    const events: SergoEvent[] = [];
-    for (let i = done; i < Math.min(count, done + batch); i++) {
-      events.push({
-        type: "McpCalled",
-        data: mcpSearch(person, key, `query ${i}`, i % 20),
-        metadata: meta(`key-${key.id}`),
-      });
+  const config = loadConfig(["--data", dir, "--port", "0"], (name) => env[name]);
+  const running = await startServer(config, { quiet: true, now: () => new Date(time) });
+  const times = {} as Record<StepName, string>;
+  const step = (name: StepName) => {
+    time += 1000;
+    times[name] = new Date(time).toISOString();
+  };
+  globalThis.addEventListener("unload", () => {
+    try {
+      Deno.removeSync(dir, { recursive: true });
+    } catch {
+      // gone already
     }
-    await store.append(`mcp-${person}`, events);
+  });
+  try {
+    return { dataDir: dir, workload: await tell(running, step, times) };
+  } finally {
+    await running.stop();
   }
+}
+
+/** Tells the story through the real paths; returns what it made. */
+async function tell(
+  running: RunningServer,
+  step: (name: StepName) => void,
+  times: Record<StepName, string>,
+): Promise<Workload> {
+  const { app } = running;
+  const send = (path: string, init: RequestInit) => fetch(new URL(path, running.url), init);
+  const api = async (key: string, method: string, path: string, body?: unknown) => {
+    const response = await send(path, {
+      method,
+      headers: {
+        authorization: `Bearer ${key}`,
+        ...(body === undefined || body instanceof FormData ? {} : { "content-type": "application/json" }),
+      },
+      body: body instanceof FormData ? body : body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.text();
+    assert.ok(response.ok, `${method} ${path}: ${response.status} ${text}`);
+    return text === "" ? null : JSON.parse(text);
+  };
+  // Each upload is read (and its PDF copy made) before the next step, so the log's order is the story's.
+  const settled = async (documentId: string) => {
+    for (let i = 0; i < 1200; i++) {
+      const row = app.db.prepare("SELECT status, pdf_copy_status FROM cat_documents WHERE document_id = ?")
+        .get(documentId) as { status: string; pdf_copy_status: string };
+      if (row.status !== "processing" && row.pdf_copy_status !== "pending") return row;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    throw new Error(`${documentId} was not read within 120 s`);
+  };
+  const upload = async (key: string, file: string, folderId: string | null, name?: string) => {
+    const form = new FormData();
+    if (folderId) form.set("folder_id", folderId);
+    const bytes = await Deno.readFile(join(CORPUS_DIR, file));
+    form.append("file", new File([bytes], name ?? file.split("/").pop()!));
+    const answer = await api(key, "POST", "/api/documents", form);
+    const id = answer.documents[0].id as string;
+    return { id, ...(await settled(id)) };
+  };
+  let calls = 0;
+  const mcp = async (key: string, tool: string, args: Record<string, unknown>, endUser: string | null) => {
+    const response = await send("/mcp", {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        authorization: `Bearer ${key}`,
+        ...(endUser ? { "x-sergo-end-user": endUser } : {}),
+      },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: ++calls,
+        method: "tools/call",
+        params: { name: tool, arguments: args },
+      }),
+    });
+    const body = await response.json();
+    assert.ok(body.result, `${tool}: ${response.status} ${JSON.stringify(body)}`);
+    return body.result as { content: Array<{ type: string; text?: string }>; isError: boolean };
+  };
+
+  step("ava added");
+  const ava = await addPerson(app, { name: "Ava Bennett", email: "ava@example.com" });
+  step("ava password");
+  await setPasswordHash(app, ava.person_id, await hashPassword(AVA_PASSWORD));
+  step("ben added");
+  const ben = await addPerson(app, { name: "Ben Ortiz", email: "ben@example.com" });
+  step("personal keys");
+  const avaApi = (await createPersonalKey(app, { personId: ava.person_id }, "cli")).value;
+  const benApi = (await createPersonalKey(app, { personId: ben.person_id }, "cli")).value;
+
+  step("energy folder");
+  const energy = (await api(avaApi, "POST", "/api/folders", { name: "Energy outlooks" })).id as string;
+  step("basic folder");
+  const basic = (await api(avaApi, "POST", "/api/folders", { name: "Basic", parent_id: energy }))
+    .id as string;
+  step("deck uploaded");
+  const deck = await upload(avaApi, "pptx/docling-sample-table-notes.pptx", basic);
+  assert.deepEqual([deck.status, deck.pdf_copy_status], ["searchable", "made"], "the deck, read and copied");
+  step("scan uploaded");
+  const scan = await upload(avaApi, "pdf/scanned-zh-penalty-decision-ccitt.pdf", energy);
+  assert.equal(scan.status, "not_indexed", "a scan without a text layer, under Basic");
+  step("notes uploaded");
+  const notes = await upload(benApi, "hostile/empty-zero-bytes.txt", null, "notes.txt");
+  assert.equal(notes.status, "not_indexed", "an empty file");
+
+  step("keys created");
+  const research = await api(avaApi, "POST", "/api/keys", {
+    name: "research",
+    description: "Energy reports",
+    can_read: { folders: [basic], documents: [] },
+  });
+  const helper = await api(benApi, "POST", "/api/keys", {
+    name: "helper",
+    description: "",
+    can_read: { folders: [], documents: [notes.id] },
+  });
+
+  step("calls");
+  const avaResults: number[] = [];
+  for (const [i, search] of AVA_SEARCHES.entries()) {
+    const result = await mcp(research.value, "search", { query: search.query }, search.endUser);
+    assert.equal(result.isError, false, JSON.stringify(result));
+    const groups = JSON.parse(result.content[0]!.text!) as Array<{ hits: unknown[] }>;
+    avaResults.push(groups.flatMap((group) => group.hits).length);
+    const found = await mcp(helper.value, "search", { query: BEN_SEARCHES[i]! }, null);
+    assert.equal(found.isError, false, JSON.stringify(found));
+  }
+  step("read refused");
+  // Ava's key asks for Ben's document: to her key it does not exist, and the refusal is audited.
+  const refused = await mcp(research.value, "read_document", { document_id: notes.id }, null);
+  assert.equal(refused.isError, true);
+  step("page viewed");
+  const viewed = await mcp(research.value, "view_page", { document_id: deck.id, page: 2 }, null);
+  assert.equal(viewed.isError, false);
+  assert.ok(viewed.content.some((part) => part.type === "image"), JSON.stringify(viewed.content[0]));
+
+  step("rolled");
+  const rolled = await api(avaApi, "POST", `/api/keys/${research.id}/roll`, { grace: "24h" });
+  step("renamed");
+  await api(avaApi, "PATCH", `/api/keys/${research.id}`, { name: "energy" });
+  step("deleted");
+  await api(benApi, "DELETE", `/api/keys/${helper.id}`);
+
+  return {
+    ava: { personId: ava.person_id, email: "ava@example.com", personalKey: avaApi },
+    ben: { personId: ben.person_id, email: "ben@example.com", personalKey: benApi },
+    folders: { energy, basic },
+    documents: { deck: deck.id, scan: scan.id, notes: notes.id },
+    research: {
+      keyId: research.id,
+      last4: research.value.slice(-4),
+      rolledLast4: rolled.value.slice(-4),
+      oldWorksUntil: rolled.old_value_works_until,
+    },
+    helper: { keyId: helper.id, last4: helper.value.slice(-4) },
+    avaResults,
+    times,
+  };
 }

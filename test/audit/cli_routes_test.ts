@@ -1,110 +1,141 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { unzipSync } from "fflate";
-import { auditCommand } from "../../src/audit/cli.ts";
-import { type AuditRouteDeps, auditRoutes } from "../../src/audit/routes.ts";
 import { publicKeyPem } from "../../src/audit/signing_key.ts";
 import { verifyExport } from "../../src/audit/verify.ts";
-import { auditView } from "../../projections/audit_view.ts";
-import { catalogue } from "../../projections/catalogue.ts";
-import { openProjector } from "../../projections/projector.ts";
-import { appendWorkload, openInstall } from "./_workload.ts";
+import { startServer } from "../../src/cli/serve.ts";
+import { loadConfig } from "../../src/config.ts";
+import { runCli } from "../helpers/temp.ts";
+import { copyWorkload } from "./_workload.ts";
 
-async function withInstall(
-  fn: (dir: string, deps: AuditRouteDeps, cli: Parameters<typeof auditCommand>[1]) => Promise<void>,
-) {
-  const install = await openInstall();
-  await appendWorkload(install.store);
-  const projector = openProjector(join(install.dataDir, "full.db"), [catalogue, auditView]);
-  projector.catchUp(install.store);
+Deno.test("audit export, verify and public-key through main.ts, and a changed cell fails verify", async () => {
+  const { dir, dataDir } = await copyWorkload();
   try {
-    await fn(
-      install.dir,
-      { projectionsDb: projector.db, dataDir: install.dataDir, eventsDbPath: install.eventsPath },
-      { dataDir: install.dataDir, openStore: () => install.store, openProjections: () => projector.db },
+    const out = join(dir, "ava.csv");
+    const exported = await runCli([
+      "audit",
+      "export",
+      "--person",
+      "ava@example.com",
+      "--format",
+      "csv",
+      "--out",
+      out,
+      "--data",
+      dataDir,
+    ]);
+    assert.equal(exported.code, 0, exported.stderr);
+    const manifest = JSON.parse(await Deno.readTextFile(`${out}.manifest.json`));
+    assert.equal(manifest.count, 23);
+    const publicKey = await runCli(["audit", "public-key", "--data", dataDir]);
+    assert.equal(publicKey.code, 0, publicKey.stderr);
+    assert.equal(publicKey.stdout.trim(), (await publicKeyPem(dataDir)).trim());
+    const mode = (await Deno.stat(join(dataDir, "audit-signing-key.json"))).mode! & 0o777;
+    assert.equal(mode, 0o600, "the signing key is readable by its owner alone");
+    const keyFile = join(dir, "key.pem");
+    await Deno.writeTextFile(keyFile, publicKey.stdout);
+    const verified = await runCli(["audit", "verify", out, "--public-key", keyFile]);
+    assert.equal(verified.code, 0, verified.stderr);
+    assert.match(
+      verified.stdout,
+      /^Intact: 23 records, positions 1-34, chain head 35 [0-9a-f]{64}; 6 with secret fields left out; signed by the given key\n$/,
+    );
+    const text = await Deno.readTextFile(out);
+    assert.ok(text.includes("Energy outlooks/Basic"));
+    // The folder first shows by that name where it is made: record 5, position 7.
+    await Deno.writeTextFile(out, text.replace("Energy outlooks/Basic", "Energy outlooks/Bas1c"));
+    const changed = await runCli(["audit", "verify", out]);
+    assert.equal(changed.code, 1);
+    assert.equal(changed.stdout, "");
+    assert.match(
+      changed.stderr,
+      /^Not intact: Record 5 \(position 7\): its audit fields do not match its link: it was changed, or a record before it is missing\n$/,
     );
   } finally {
-    projector.close();
-    await install.close();
+    await Deno.remove(dir, { recursive: true });
   }
-}
-
-Deno.test("audit export, verify and public-key on the command line", async () => {
-  await withInstall(async (dir, _deps, context) => {
-    const out = join(dir, "ava.csv");
-    assert.equal(
-      await auditCommand(["export", "--person", "ava@example.com", "--format", "csv", "--out", out], context),
-      0,
-    );
-    assert.ok((await Deno.stat(`${out}.manifest.json`)).isFile);
-    const keyFile = join(dir, "key.pem");
-    await Deno.writeTextFile(keyFile, await publicKeyPem(context.dataDir));
-    assert.equal(await auditCommand(["verify", out, "--public-key", keyFile], context), 0);
-    await Deno.writeTextFile(
-      out,
-      (await Deno.readTextFile(out)).replace("Energy outlooks/Basic", "Energy outlooks/Bas1c"),
-    );
-    assert.equal(await auditCommand(["verify", out], context), 1);
-    assert.equal(await auditCommand(["public-key"], context), 0);
-    const mode = (await Deno.stat(join(context.dataDir, "audit-signing-key.json"))).mode! & 0o777;
-    assert.equal(mode, 0o600);
-  });
 });
 
-Deno.test("bad audit arguments exit non-zero", async () => {
-  await withInstall(async (_dir, _deps, context) => {
-    assert.equal(await auditCommand(["export"], context), 2);
-    assert.equal(
-      await auditCommand(["export", "--person", "nobody@example.com", "--out", "/tmp/x"], context),
-      2,
-    );
-    assert.equal(
-      await auditCommand(["export", "--person", "ava@example.com", "--format", "xml"], context),
-      2,
-    );
-    assert.equal(
-      await auditCommand(["export", "--person", "ava@example.com", "--from", "yesterday"], context),
-      2,
-    );
-    assert.equal(
-      await auditCommand(["export", "--person", "ava@example.com", "--format", "csv"], context),
-      2,
-    );
-    assert.equal(await auditCommand(["verify"], context), 2);
-    assert.equal(await auditCommand(["shred"], context), 2);
-    assert.equal(await auditCommand(["--help"], context), 0);
-  });
+Deno.test("bad audit arguments through main.ts: exit 2 and the sentence that says what to do", async () => {
+  const { dir, dataDir } = await copyWorkload();
+  try {
+    const cases: Array<[string[], string]> = [
+      [["export"], "Give the person to export with --person EMAIL"],
+      [
+        ["export", "--person", "nobody@example.com", "--out", join(dir, "x")],
+        'No person with the email "nobody@example.com"',
+      ],
+      [
+        ["export", "--person", "ava@example.com", "--format", "xml"],
+        'Unknown format "xml": use jsonl or csv',
+      ],
+      [
+        ["export", "--person", "ava@example.com", "--from", "yesterday"],
+        'Cannot read --from "yesterday": expected an ISO 8601 date or time',
+      ],
+      [
+        ["export", "--person", "ava@example.com", "--format", "csv"],
+        "A CSV export needs --out FILE (its manifest goes beside it)",
+      ],
+      [["verify"], "Give one export file to verify: sergo audit verify FILE"],
+      [["shred"], 'Unknown audit command "shred": use export, verify or public-key'],
+    ];
+    const runs = await Promise.all(cases.map(([args]) => runCli(["audit", ...args, "--data", dataDir])));
+    for (const [i, run] of runs.entries()) {
+      assert.deepEqual(
+        [run.code, run.stderr.trim(), run.stdout],
+        [2, `${cases[i]![1]} (see sergo audit --help)`, ""],
+        cases[i]![0].join(" "),
+      );
+    }
+    const help = await runCli(["audit", "--help"]);
+    assert.equal(help.code, 0);
+    assert.match(help.stdout, /^Usage:\n {2}sergo audit export --person EMAIL/);
+    assert.deepEqual([...Deno.readDirSync(dir)].map((e) => e.name), ["data"], "no export file was written");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
 
-Deno.test("the audit API lists entries, streams exports that verify, and serves the public key", async () => {
-  await withInstall(async (dir, deps) => {
-    const list = await auditRoutes.list(
-      new Request("http://x/api/audit?action=mcp%20search&limit=2"),
-      "pAva",
-      deps,
-    );
+Deno.test("the audit API, through serve with a personal key: lists, streams exports that verify, serves the public key", async () => {
+  const { dir, dataDir, workload } = await copyWorkload();
+  const running = await startServer(loadConfig(["--data", dataDir, "--port", "0"], () => undefined), {
+    quiet: true,
+  });
+  try {
+    const get = (key: string, path: string) =>
+      fetch(new URL(path, running.url), { headers: { authorization: `Bearer ${key}` } });
+    const ava = workload.ava.personalKey, ben = workload.ben.personalKey;
+    const list = await get(ava, "/api/audit?action=mcp%20search&limit=2");
     assert.equal(list.status, 200);
     const page = await list.json();
-    assert.equal(page.entries.length, 2);
-    assert.equal(page.entries[0].details.query, "electric vehicles 4");
+    assert.deepEqual(page.entries.map((e: { details: { query: string } }) => e.details.query), [
+      "footnote",
+      "merged cells",
+    ]);
     assert.equal(typeof page.next_before, "number");
-    const bad = await auditRoutes.list(new Request("http://x/api/audit?limit=0"), "pAva", deps);
+    const bad = await get(ava, "/api/audit?limit=0");
     assert.equal(bad.status, 400);
+    await bad.body?.cancel();
 
-    const jsonl = await auditRoutes.export(
-      new Request("http://x/api/audit/export?key=research"),
-      "pAva",
-      deps,
-    );
+    const jsonl = await get(ava, "/api/audit/export?key=research");
+    assert.equal(jsonl.status, 200);
     assert.equal(jsonl.headers.get("content-type"), "application/x-ndjson; charset=utf-8");
     const path = join(dir, "api.jsonl");
     await Deno.writeFile(path, new Uint8Array(await jsonl.arrayBuffer()));
-    const result = await verifyExport(path, {
-      publicKey: await (await auditRoutes.publicKey(new Request("http://x"), "pAva", deps)).text(),
-    });
-    assert.ok(result.ok && result.count === 9 && result.trusted_key, JSON.stringify(result));
+    const publicKey = await (await get(ava, "/api/audit/public-key")).text();
+    assert.equal(publicKey, await publicKeyPem(dataDir));
+    const result = await verifyExport(path, { publicKey });
+    assert.ok(result.ok && result.count === 10 && result.trusted_key, JSON.stringify(result));
 
-    const zip = await auditRoutes.export(new Request("http://x/api/audit/export?format=csv"), "pBen", deps);
+    // Ben asks for Ava's key by name: his export holds none of her entries.
+    const others = await get(ben, "/api/audit/export?key=research");
+    const othersPath = join(dir, "others.jsonl");
+    await Deno.writeFile(othersPath, new Uint8Array(await others.arrayBuffer()));
+    const othersResult = await verifyExport(othersPath);
+    assert.ok(othersResult.ok && othersResult.count === 0, JSON.stringify(othersResult));
+
+    const zip = await get(ben, "/api/audit/export?format=csv");
     assert.equal(zip.headers.get("content-type"), "application/zip");
     const files = unzipSync(new Uint8Array(await zip.arrayBuffer()));
     const names = Object.keys(files).sort();
@@ -113,12 +144,13 @@ Deno.test("the audit API lists entries, streams exports that verify, and serves 
     await Deno.writeFile(csvPath, files[names[0]!]!);
     await Deno.writeFile(`${csvPath}.manifest.json`, files[names[1]!]!);
     const csv = await verifyExport(csvPath);
-    assert.ok(csv.ok && csv.count === 10, JSON.stringify(csv));
-    const badFormat = await auditRoutes.export(
-      new Request("http://x/api/audit/export?format=xml"),
-      "pAva",
-      deps,
-    );
+    assert.ok(csv.ok && csv.count === 12, JSON.stringify(csv));
+    assert.ok(!new TextDecoder().decode(files[names[0]!]!).includes("Ava Bennett"));
+    const badFormat = await get(ava, "/api/audit/export?format=xml");
     assert.equal(badFormat.status, 400);
-  });
+    await badFormat.body?.cancel();
+  } finally {
+    await running.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
 });

@@ -4,13 +4,12 @@ import { createHash, generateKeyPairSync } from "node:crypto";
 import { exportAudit, type ExportOptions } from "../../src/audit/export.ts";
 import { verifyExport } from "../../src/audit/verify.ts";
 import { publicKeyPem } from "../../src/audit/signing_key.ts";
-import { appendWorkload, type Install, openInstall } from "./_workload.ts";
+import { assertAll } from "../helpers/assert_all.ts";
+import { AVA_PASSWORD, type Install, openInstall } from "./_workload.ts";
 
 async function withWorkload(fn: (install: Install) => Promise<void>): Promise<void> {
   const install = await openInstall();
   try {
-    await appendWorkload(install.store);
-    install.projector.catchUp(install.store);
     await fn(install);
   } finally {
     await install.close();
@@ -22,7 +21,7 @@ function exportTo(install: Install, file: string, options: Partial<ExportOptions
     eventsDbPath: install.eventsPath,
     projectionsDb: install.projector.db,
     dataDir: install.dataDir,
-    personId: "pAva",
+    personId: install.workload.ava.personId,
     format: "jsonl",
     out: join(install.dir, file),
     now: () => new Date("2026-10-26T00:00:00Z"),
@@ -30,57 +29,104 @@ function exportTo(install: Install, file: string, options: Partial<ExportOptions
   });
 }
 
+// deno-lint-ignore no-explicit-any
+type Json = any;
+
+/** The records of a JSONL export (the manifest, its last line, left out). */
+async function records(path: string): Promise<Json[]> {
+  return (await Deno.readTextFile(path)).trimEnd().split("\n").slice(0, -1).map((line) => JSON.parse(line));
+}
+
+/** The index of the one line of a JSONL export that `match` picks. */
+function lineOf(lines: string[], match: (record: Json) => boolean): number {
+  const found = lines.flatMap((line, i) => (line && match(JSON.parse(line)) ? [i] : []));
+  assert.equal(found.length, 1, "exactly one record matches");
+  return found[0]!;
+}
+
+const searchFor = (query: string) => (r: Json) => r.type === "McpCalled" && r.data.arguments.query === query;
+
 async function editLines(path: string, edit: (lines: string[]) => void): Promise<void> {
   const lines = (await Deno.readTextFile(path)).split("\n");
   edit(lines);
   await Deno.writeTextFile(path, lines.join("\n"));
 }
 
+/** Ava's 23 entries: added, password, personal key, 2 folders, 2 uploads with their reading and the deck's copy,
+ * her key, 5 searches, a refused read, a page view, the roll and the rename. */
+const AVA_RECORDS = 23;
+
 Deno.test("a person's JSONL export verifies, against the install's public key too", async () => {
   await withWorkload(async (install) => {
     const manifest = await exportTo(install, "ava.jsonl");
-    assert.equal(manifest.count, 16);
-    assert.equal(manifest.chain_head.position, 26);
+    assert.equal(manifest.count, AVA_RECORDS);
+    const log = install.store.readFrom(0, 1000);
+    assert.equal(
+      manifest.chain_head.position,
+      log.at(-1)!.position,
+      "the chain head is the log's last event",
+    );
+    assert.equal(manifest.chain_head.hash, log.at(-1)!.hash);
     const path = join(install.dir, "ava.jsonl");
     const result = await verifyExport(path);
     assert.ok(result.ok, JSON.stringify(result));
-    assert.equal(result.count, 16);
+    assert.equal(result.count, AVA_RECORDS);
     assert.equal(
       result.redacted,
-      4,
-      "the password hash, the key hashes of a creation and a roll, and the text of a processing result",
+      6,
+      "the password hash, the key hashes of the personal key, the agent key and its roll, and two processing results' text",
     );
     assert.equal(result.trusted_key, false);
     const trusted = await verifyExport(path, { publicKey: await publicKeyPem(install.dataDir) });
-    assert.ok(trusted.ok && trusted.trusted_key);
+    assert.ok(trusted.ok && trusted.trusted_key, JSON.stringify(trusted));
     const text = await Deno.readTextFile(path);
-    assert.ok(!text.includes("$argon2id$secret"), "the password hash must not leave the install");
-    // Credential hashes never leave the install either; the records that held them still verify.
-    const hashes = install.store.readFrom(0, 1000).flatMap((event) => {
+    // Credential hashes never leave the install; the records that held them still verify.
+    const secrets = log.flatMap((event) => {
       const data = event.data as Record<string, unknown>;
-      return [data.key_hash, data.token_hash].filter((h): h is string => typeof h === "string");
+      return [data.password_hash, data.key_hash, data.token_hash].filter((h): h is string =>
+        typeof h === "string"
+      );
     });
-    assert.ok(hashes.length >= 2);
-    for (const hash of hashes) {
-      assert.ok(!text.includes(hash), `the credential hash ${hash} must not be exported`);
+    assert.equal(secrets.length, 6, "Ava's password, two personal keys, two agent keys, one roll");
+    for (const secret of secrets) {
+      assert.ok(!text.includes(secret), `the hash ${secret} must not be exported`);
     }
+    assert.ok(!text.includes(AVA_PASSWORD));
+    const exported = await records(path);
+    for (const record of exported.filter((r) => r.redacted?.includes("key_hash"))) {
+      assert.equal(record.data.key_hash, "[redacted]");
+    }
+    assert.deepEqual(
+      exported.filter((r) => r.redacted).map((r) => r.type),
+      [
+        "PersonPasswordSet",
+        "PersonalKeyCreated",
+        "DocumentProcessed",
+        "DocumentProcessed",
+        "AgentKeyCreated",
+        "AgentKeyRolled",
+      ],
+    );
     // The trail, never the content: a processed page keeps its number and marks, its text only as a hash.
-    const processed = text.trim().split("\n").map((line) => JSON.parse(line))
-      .find((record) => record.type === "DocumentProcessed");
-    assert.deepEqual(processed.data.pages[0], {
-      page: 1,
-      marked: true,
-      image_only: false,
-      text_sha256: createHash("sha256").update("Title").digest("hex"),
-      characters: 5,
-    });
-    assert.ok(!text.includes('"Title"'), "no page text is exported");
-    const keyRecords = text.trim().split("\n").map((line) => JSON.parse(line))
-      .filter((record) => record.type === "AgentKeyCreated" || record.type === "AgentKeyRolled");
-    assert.ok(keyRecords.length >= 2);
-    for (const record of keyRecords) assert.equal(record.data.key_hash, "[redacted]");
+    const deckRead = log.find((e) =>
+      e.type === "DocumentProcessed" && e.data.document_id === install.workload.documents.deck
+    )!;
+    assert.equal(deckRead.type, "DocumentProcessed");
+    const pages = deckRead.type === "DocumentProcessed" ? deckRead.data.pages : [];
+    const processed = exported.find((r) => r.position === deckRead.position);
+    assert.equal(processed.data.pages.length, 3);
+    for (const [i, page] of pages.entries()) {
+      const out = processed.data.pages[i];
+      assert.equal(out.page, page.page);
+      assert.equal(out.text_sha256, createHash("sha256").update(page.text).digest("hex"));
+      assert.equal(out.characters, [...page.text].length);
+      assert.ok(!("text" in out) && !("chunks" in out), JSON.stringify(out));
+    }
+    assert.ok(pages[1]!.text.includes("A rectangle shape with this text inside"), "the deck's second slide");
+    assert.ok(!text.includes("with this text inside"), "no page text is exported");
+    const ben = install.workload.ben;
     assert.ok(
-      !text.includes("Ben Ortiz") && !text.includes("notes 1"),
+      !text.includes("Ben Ortiz") && !text.includes(ben.personId) && !text.includes("meeting notes"),
       "Ben's entries must not be in Ava's export",
     );
     const other = generateKeyPairSync("ed25519").publicKey.export({ type: "spki", format: "pem" }) as string;
@@ -93,30 +139,52 @@ Deno.test("verify names the record whose bytes changed", async () => {
   await withWorkload(async (install) => {
     await exportTo(install, "ava.jsonl");
     const path = join(install.dir, "ava.jsonl");
+    let line = -1, position = -1;
     await editLines(path, (lines) => {
-      lines[8] = lines[8]!.replaceAll("electric vehicles 0", "electric vehicles 9");
+      line = lineOf(lines, searchFor("rectangle shape"));
+      position = JSON.parse(lines[line]!).position;
+      lines[line] = lines[line]!.replaceAll("rectangle shape", "rectangle shapes");
     });
     const result = await verifyExport(path);
-    assert.equal(result.ok, false);
-    assert.equal(!result.ok && result.record, 9);
-    assert.match(
-      !result.ok ? result.reason : "",
-      /Record 9 \(position 13\): its content does not match its hash/,
-    );
+    assert.deepEqual(result, {
+      ok: false,
+      record: line + 1,
+      reason: `Record ${line + 1} (position ${position}): its content does not match its hash`,
+    });
   });
 });
 
-Deno.test("verify names a record whose audit fields changed", async () => {
+Deno.test("verify names a record whose audit fields changed, and a redacted record whose data changed", async () => {
   await withWorkload(async (install) => {
     await exportTo(install, "ava.jsonl");
     const path = join(install.dir, "ava.jsonl");
+    const original = await Deno.readTextFile(path);
+    let line = -1;
     await editLines(path, (lines) => {
-      lines[7] = lines[7]!.replace('"end_user":null', '"end_user":"mallory"');
+      line = lineOf(lines, searchFor("merged cells"));
+      // The audit block's end user (the data's own is followed by "is_error").
+      const audit = '"end_user":null,"key_name":"research"';
+      assert.equal(lines[line]!.split(audit).length, 2);
+      lines[line] = lines[line]!.replace(audit, '"end_user":"mallory","key_name":"research"');
     });
     const result = await verifyExport(path);
     assert.ok(!result.ok);
-    assert.equal(result.record, 8);
-    assert.match(result.reason, /audit fields do not match its link/);
+    assert.equal(result.record, line + 1);
+    assert.match(result.reason, /: its audit fields do not match its link: it was changed/);
+
+    // A key's creation has its hash left out, so its event hash cannot be recomputed: the link still
+    // holds its data, and a key that "could read" more than it could is caught.
+    await Deno.writeTextFile(path, original);
+    await editLines(path, (lines) => {
+      line = lineOf(lines, (r) => r.type === "AgentKeyCreated");
+      const { energy, basic } = install.workload.folders;
+      assert.ok(lines[line]!.includes(`"folders":["${basic}"]`));
+      lines[line] = lines[line]!.replace(`"folders":["${basic}"]`, `"folders":["${basic}","${energy}"]`);
+    });
+    const widened = await verifyExport(path);
+    assert.ok(!widened.ok);
+    assert.equal(widened.record, line + 1);
+    assert.match(widened.reason, /: its audit fields do not match its link/);
   });
 });
 
@@ -137,9 +205,11 @@ Deno.test("verify names a dropped record and a reordered pair", async () => {
       [lines[8], lines[9]] = [lines[9]!, lines[8]!];
     });
     const swapped = await verifyExport(path);
-    assert.ok(!swapped.ok);
-    assert.equal(swapped.record, 9);
-    assert.match(swapped.reason, /numbered 10/);
+    assert.deepEqual(swapped, {
+      ok: false,
+      record: 9,
+      reason: "Record 9 is numbered 10: records are missing, added or out of order",
+    });
   });
 });
 
@@ -148,16 +218,21 @@ Deno.test("verify refuses an altered manifest and a cut file", async () => {
     await exportTo(install, "ava.jsonl");
     const path = join(install.dir, "ava.jsonl");
     const original = await Deno.readTextFile(path);
-    await Deno.writeTextFile(path, original.replace('"count":16', '"count":15'));
+    assert.ok(original.includes(`"count":${AVA_RECORDS},`));
+    await Deno.writeTextFile(
+      path,
+      original.replace(`"count":${AVA_RECORDS},`, `"count":${AVA_RECORDS - 1},`),
+    );
     assert.deepEqual(await verifyExport(path), {
       ok: false,
       reason: "The manifest does not match its signature: it was changed after signing",
     });
     const lines = original.trimEnd().split("\n");
     await Deno.writeTextFile(path, [...lines.slice(0, 10), lines[lines.length - 1]].join("\n") + "\n");
-    const cut = await verifyExport(path);
-    assert.ok(!cut.ok);
-    assert.match(cut.reason, /holds 10 records but its manifest says 16/);
+    assert.deepEqual(await verifyExport(path), {
+      ok: false,
+      reason: `The export holds 10 records but its manifest says ${AVA_RECORDS}`,
+    });
   });
 });
 
@@ -165,52 +240,83 @@ Deno.test("an export by key name verifies with its inclusion proofs, and finds a
   await withWorkload(async (install) => {
     const byNew = await exportTo(install, "energy.jsonl", { keyName: "energy" });
     const byOld = await exportTo(install, "research.jsonl", { keyName: "research" });
-    assert.equal(byNew.count, 9); // created, 5 searches, 1 page view, rolled, changed
-    assert.equal(byOld.count, 9);
+    assert.equal(byNew.count, 10); // created, 5 searches, a refused read, a page view, rolled, renamed
+    assert.equal(byOld.count, 10);
     const result = await verifyExport(join(install.dir, "energy.jsonl"));
     assert.ok(result.ok, JSON.stringify(result));
-    const records = (await Deno.readTextFile(join(install.dir, "energy.jsonl"))).trimEnd().split("\n").slice(
-      0,
-      -1,
-    )
-      .map((line) => JSON.parse(line));
-    assert.deepEqual(records.map((r) => r.audit.action), [
+    const exported = await records(join(install.dir, "energy.jsonl"));
+    assert.deepEqual(
+      (await records(join(install.dir, "research.jsonl"))).map((r) => r.position),
+      exported.map((r) => r.position),
+    );
+    assert.deepEqual(exported.map((r) => r.audit.action), [
       "key created",
       ...Array(5).fill("mcp search"),
+      "mcp text read",
       "mcp page viewed",
       "key rolled",
       "key changed",
     ]);
-    assert.ok(records[0].proof.length > 0, "an isolated record carries its proof");
-    assert.equal(records[7].proof, undefined, "a record whose chain continues needs none");
+    assertAll(exported, (r) => r.data.key_id === install.workload.research.keyId);
+    // A record needs a proof unless the next one continues its chain: the next position, and not redacted.
+    assert.deepEqual(exported.map((r) => r.proof === undefined), [
+      ...Array(6).fill(false), // the creation and the searches: every other position is Ben's
+      true, // the refused read: the page view follows it
+      false, // the page view: the roll after it is redacted
+      true, // the roll: the rename follows it
+      false, // the rename: the last record
+    ]);
+    assert.ok(exported[0].proof.length > 0, "an isolated record carries its proof");
   });
 });
 
 Deno.test("each of two people's exports verifies and holds only their own entries", async () => {
   await withWorkload(async (install) => {
-    const ben = await exportTo(install, "ben.jsonl", { personId: "pBen", personEmail: "ben@example.com" });
-    assert.equal(ben.count, 10); // added, uploaded, failed, key created, 5 searches, key deleted
+    const { ava, ben } = install.workload;
+    const manifest = await exportTo(install, "ben.jsonl", { personId: ben.personId, personEmail: ben.email });
+    // added, personal key, uploaded, processing started and failed, key created, 5 searches, key deleted
+    assert.equal(manifest.count, 12);
     const result = await verifyExport(join(install.dir, "ben.jsonl"));
     assert.ok(result.ok, JSON.stringify(result));
     const text = await Deno.readTextFile(join(install.dir, "ben.jsonl"));
-    assert.ok(!text.includes("pAva") && !text.includes("Ava Bennett"));
+    assert.ok(!text.includes(ava.personId) && !text.includes("Ava Bennett") && !text.includes("footnote"));
+    const exported = await records(join(install.dir, "ben.jsonl"));
+    assert.equal(exported.filter((r) => r.audit.action === "mcp search").length, 5);
+    assert.deepEqual(exported.at(-1).audit.action, "key deleted");
   });
 });
 
-Deno.test("a time-range export is one chain: only its last record needs a proof", async () => {
+Deno.test("a time-range export holds the records of its window, its ends included", async () => {
   await withWorkload(async (install) => {
+    const { times } = install.workload;
     const manifest = await exportTo(install, "range.jsonl", {
-      from: "2026-10-24T09:00:04Z",
-      to: "2026-10-24T09:00:06Z",
+      from: times["energy folder"],
+      to: times["deck uploaded"],
     });
-    assert.equal(manifest.count, 3);
+    const exported = await records(join(install.dir, "range.jsonl"));
+    assert.deepEqual(exported.map((r) => r.audit.action), [
+      "folder created",
+      "folder created",
+      "document uploaded",
+      "processing started",
+      "document processed",
+      "pdf copy started",
+      "pdf copy made",
+    ]);
+    assert.equal(manifest.count, 7);
+    assert.equal(exported[0].audit.time, times["energy folder"]);
+    assert.equal(exported.at(-1).audit.time, times["deck uploaded"]);
     assert.ok((await verifyExport(join(install.dir, "range.jsonl"))).ok);
-    const records = (await Deno.readTextFile(join(install.dir, "range.jsonl"))).trimEnd().split("\n").slice(
-      0,
-      -1,
-    )
-      .map((line) => JSON.parse(line));
-    assert.deepEqual(records.map((r) => r.proof === undefined), [true, true, false]);
+    // One run of positions: only the record before the redacted reading, and the last, need a proof.
+    assert.deepEqual(exported.map((r) => r.proof === undefined), [
+      true,
+      true,
+      true,
+      false,
+      true,
+      true,
+      false,
+    ]);
   });
 });
 
@@ -222,13 +328,16 @@ Deno.test("a CSV export verifies with its manifest beside it, and a changed cell
     assert.deepEqual(beside, manifest);
     const result = await verifyExport(path);
     assert.ok(result.ok, JSON.stringify(result));
-    assert.equal(result.count, 16);
+    assert.equal(result.count, AVA_RECORDS);
     const text = await Deno.readTextFile(path);
-    await Deno.writeTextFile(path, text.replaceAll("electric vehicles 2", "electric vehicles 7"));
+    const rows = text.trimEnd().split("\n");
+    const row = rows.findIndex((line) => line.includes("list items"));
+    assert.ok(row > 0 && rows.filter((line) => line.includes("list items")).length === 1);
+    await Deno.writeTextFile(path, text.replaceAll("list items", "list itemz"));
     const changed = await verifyExport(path);
     assert.ok(!changed.ok);
-    assert.equal(changed.record, 11);
-    assert.match(changed.reason, /its content does not match its hash/);
+    assert.equal(changed.record, row, "the header is row 0");
+    assert.match(changed.reason, /: its content does not match its hash$/);
   });
 });
 
@@ -241,7 +350,7 @@ Deno.test("an export through the store interface to a stream is the same as from
       store: install.store,
       projectionsDb: install.projector.db,
       dataDir: install.dataDir,
-      personId: "pAva",
+      personId: install.workload.ava.personId,
       format: "jsonl",
       out,
       now: () => new Date("2026-10-26T00:00:00Z"),

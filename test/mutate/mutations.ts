@@ -39,6 +39,9 @@ const SEMANTIC = "test/search/semantic_test.ts";
 const TEXT_QUALITY = "test/processing/text_quality_test.ts";
 const REQUEST_SHAPES = "test/mcp/request_shapes_test.ts";
 const ARGUMENT_LIMITS = "test/mcp/argument_limits_test.ts";
+const AUDIT_EXPORT = "test/audit/export_verify_test.ts";
+const AUDIT_CLI = "test/audit/cli_routes_test.ts";
+const AUDIT_VIEW = "test/projections/audit_view_test.ts";
 
 export const MUTATIONS: Mutation[] = [
   // The six bugs issue 20 found that no test caught.
@@ -1042,5 +1045,104 @@ export const MUTATIONS: Mutation[] = [
     from: 'if (next === "late") throw slowBody(timeoutMs, "arrive in full");',
     to: "",
     tests: ["test/http/slow_body_test.ts"],
+  },
+  // the audit trail: what leaves the install, what verify catches, what the view shows
+  {
+    name: "audit export: an agent key's hash exported",
+    file: "src/audit/_record.ts",
+    from: '  AgentKeyCreated: ["key_hash"],',
+    to: "  AgentKeyCreated: [],",
+    tests: [AUDIT_EXPORT],
+  },
+  {
+    name: "audit export: the password hash exported",
+    file: "src/audit/_record.ts",
+    from: '  PersonPasswordSet: ["password_hash"],',
+    to: "  PersonPasswordSet: [],",
+    tests: [AUDIT_EXPORT],
+  },
+  {
+    name: "audit export: a page's text exported beside its hash",
+    file: "src/audit/_record.ts",
+    from: "text_sha256: sha256Hex(body),",
+    to: "text_sha256: sha256Hex(body), text: body,",
+    tests: [AUDIT_EXPORT],
+  },
+  {
+    name: "audit export: a record before a redacted one left without a proof",
+    file: "src/audit/export.ts",
+    from: "next.position === record.position + 1 && next.redacted === undefined;",
+    to: "next.position === record.position + 1;",
+    tests: [AUDIT_EXPORT],
+  },
+  {
+    name: "audit export: another person's entries included",
+    file: "projections/audit_view.ts",
+    from: 'const parts = ["person_id = ?"];',
+    to: 'const parts = ["person_id = ? OR 1"];',
+    tests: [AUDIT_EXPORT, AUDIT_CLI, AUDIT_VIEW],
+  },
+  {
+    name: "audit verify: a record's content not compared with its hash",
+    file: "src/audit/verify.ts",
+    from: "if (hash !== r.hash) return fail(",
+    to: "if (false) return fail(",
+    tests: [AUDIT_EXPORT],
+  },
+  {
+    name: "audit verify: the link chain not checked",
+    file: "src/audit/verify.ts",
+    from: "if (computeLink() !== link) {",
+    to: "if (false) {",
+    tests: [AUDIT_EXPORT, AUDIT_CLI],
+  },
+  {
+    name: "audit verify: record numbers not checked",
+    file: "src/audit/verify.ts",
+    from: "if (r.seq !== k) {",
+    to: "if (false) {",
+    tests: [AUDIT_EXPORT],
+  },
+  {
+    name: "audit verify: the record count not compared with the manifest",
+    file: "src/audit/verify.ts",
+    from: "if (count !== manifest.count) {",
+    to: "if (false) {",
+    tests: [AUDIT_EXPORT],
+  },
+  {
+    name: "audit verify: the manifest's signature not checked",
+    file: "src/audit/verify.ts",
+    from: "if (!verifySignature(publicKey, signedBytes(manifest), manifest.signature!.value)) {",
+    to: "if (false) {",
+    tests: [AUDIT_EXPORT],
+  },
+  {
+    name: "audit view: the end user of a call not recorded",
+    file: "projections/audit_view.ts",
+    from: "entry.end_user ?? event.metadata.end_user ?? null,",
+    to: "null,",
+    tests: [AUDIT_VIEW],
+  },
+  {
+    name: "audit view: a renamed key not found by its new name",
+    file: "projections/audit_view.ts",
+    from: "          rememberKeyName(db, row.person_id, d.name, d.key_id);",
+    to: "",
+    tests: [AUDIT_EXPORT, AUDIT_VIEW],
+  },
+  {
+    name: "audit view: the roll's old value not named",
+    file: "projections/audit_view.ts",
+    from: "old_masked_key: oldMasked,",
+    to: "old_masked_key: null,",
+    tests: [AUDIT_VIEW],
+  },
+  {
+    name: "audit view: a time range's end left out",
+    file: "projections/audit_view.ts",
+    from: 'parts.push("time_utc <= ?");',
+    to: 'parts.push("time_utc < ?");',
+    tests: [AUDIT_EXPORT, AUDIT_VIEW],
   },
 ];

@@ -63,7 +63,14 @@ export function openZip(bytes: Uint8Array): ZipPackage {
           );
         }
         total += file.originalSize;
-        if (file.originalSize > MAX_ZIP_ENTRY_BYTES || total > MAX_ZIP_TOTAL_BYTES) {
+        if (file.originalSize > MAX_ZIP_ENTRY_BYTES) {
+          throw new ProcessingError(
+            `This zip archive would expand to more than ${
+              MAX_ZIP_ENTRY_BYTES / 1e6
+            } MB in one part, too large to read.`,
+          );
+        }
+        if (total > MAX_ZIP_TOTAL_BYTES) {
           throw new ProcessingError(
             `This zip archive would expand to more than ${MAX_ZIP_TOTAL_BYTES / 1e6} MB, too large to read.`,
           );

@@ -12,6 +12,7 @@ import {
 } from "../../src/domain/keys.ts";
 import { listAgentKeys, personalKeys } from "../../projections/key_scopes.ts";
 import { addPerson } from "../../src/domain/people.ts";
+import { createFolder } from "../../src/domain/folders.ts";
 import { testServer } from "../http/_server.ts";
 import { runCli } from "../helpers/temp.ts";
 
@@ -103,4 +104,30 @@ Deno.test("creations at the same moment cannot pass the cap: at 99 agent keys fi
   assert.equal(clis.find((cli) => cli.code === 2)!.stderr.trim(), AGENT_CAP);
   server.app.catchUp();
   assert.equal(listAgentKeys(server.app.db, ava.person_id).length, MAX_AGENT_KEYS);
+});
+
+Deno.test("a key may read 1,000 folders; 1,001 are refused with one sentence and no key is made", async () => {
+  const server = await testServer();
+  await using _ = server;
+  const ava = await addPerson(server.app, { name: "Ava Bennett", email: "ava@example.com" });
+  const folders: string[] = [];
+  for (let i = 0; i < 1_001; i++) {
+    folders.push(
+      (await createFolder(server.app, { personId: ava.person_id, parentId: null, name: `f${i}` }, "t"))
+        .folder_id,
+    );
+  }
+  const make = (name: string, ids: string[]) =>
+    createAgentKey(server.app, {
+      personId: ava.person_id,
+      name,
+      description: "",
+      canRead: { folders: ids, documents: [] },
+    }, "test");
+  const made = await make("thousand", folders.slice(0, 1_000));
+  assert.equal(made.key.can_read.folders.length, 1_000);
+  await assert.rejects(make("one-more", folders), {
+    message: "A key can read at most 1,000 folders and 1,000 documents",
+  });
+  assert.deepEqual(listAgentKeys(server.app.db, ava.person_id).map((k) => k.name), ["thousand"]);
 });

@@ -40,11 +40,56 @@ export function buildBombDocx(megabytes = 406): BombDocx {
   crc = zlib.crc32(tail, crc);
   const xmlBytes = head.length + repeats * chunk.length + tail.length;
   const documentXml = { name: "word/document.xml", deflated: concat(parts), size: xmlBytes, crc };
-  const small = (name: string, text: string) => {
-    const data = encoder.encode(text);
-    return { name, deflated: zlib.deflateRawSync(data), size: data.length, crc: zlib.crc32(data) };
+  return { bytes: zip([...wordParts(), documentXml]), xmlBytes };
+}
+
+/** A short Word document's own parts: content types, relationships and one paragraph. */
+function memoParts(): Entry[] {
+  return [
+    ...wordParts(),
+    small(
+      "word/document.xml",
+      '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n' +
+        '<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>' +
+        "<w:p><w:r><w:t>A short memo between many padding parts.</w:t></w:r></w:p></w:body></w:document>",
+    ),
+  ];
+}
+
+/** How many bytes the memo's own parts expand to. */
+export const WORD_PARTS_BYTES: number = memoParts().reduce((n, part) => n + part.size, 0);
+
+/**
+ * A real Word file of one paragraph whose parts expand to exactly `totalBytes`
+ * bytes: beside the memo's own parts, padding parts of `partBytes` bytes each
+ * (repeated XML, deflated once and stored many times) and one for the rest. The
+ * file stays small: 500 MB of parts make about 2 MB.
+ */
+export function buildPaddedDocx(totalBytes: number, partBytes = 1_000_000): Uint8Array {
+  const filler = "<pad>All work and no play makes Jack a dull boy.</pad>";
+  const part = (bytes: number) => {
+    const data = encoder.encode(filler.repeat(Math.ceil(bytes / filler.length)).slice(0, bytes));
+    return { deflated: zlib.deflateRawSync(data, { level: 9 }), size: data.length, crc: zlib.crc32(data) };
   };
-  const entries = [
+  const padding = totalBytes - WORD_PARTS_BYTES;
+  if (padding < 0) throw new Error(`A padded Word file holds at least ${WORD_PARTS_BYTES} bytes`);
+  const full = part(partBytes);
+  const entries = memoParts();
+  for (let i = 0; i < Math.floor(padding / partBytes); i++) {
+    entries.push({ name: `customXml/pad${i}.xml`, ...full });
+  }
+  if (padding % partBytes > 0) entries.push({ name: "customXml/rest.xml", ...part(padding % partBytes) });
+  return zip(entries);
+}
+
+function small(name: string, text: string): Entry {
+  const data = encoder.encode(text);
+  return { name, deflated: zlib.deflateRawSync(data), size: data.length, crc: zlib.crc32(data) };
+}
+
+/** A Word file's content types and relationships, pointing at `word/document.xml`. */
+function wordParts(): Entry[] {
+  return [
     small(
       "[Content_Types].xml",
       '<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">' +
@@ -57,9 +102,7 @@ export function buildBombDocx(megabytes = 406): BombDocx {
       '<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">' +
         '<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>',
     ),
-    documentXml,
   ];
-  return { bytes: zip(entries), xmlBytes };
 }
 
 interface Entry {

@@ -42,6 +42,14 @@ const ARGUMENT_LIMITS = "test/mcp/argument_limits_test.ts";
 const AUDIT_EXPORT = "test/audit/export_verify_test.ts";
 const AUDIT_CLI = "test/audit/cli_routes_test.ts";
 const AUDIT_VIEW = "test/projections/audit_view_test.ts";
+const API = "test/http/api_test.ts";
+const KEYS = "test/domain/keys_test.ts";
+const KEY_LIMITS = "test/domain/key_limits_test.ts";
+const FOLDERS = "test/domain/folders_test.ts";
+const GUARDS = "test/processing/guards_test.ts";
+const PASSWORDS = "test/auth/password_policy_test.ts";
+const UPLOAD_LIMITS = "test/http/upload_limits_test.ts";
+const REQUEST_LIMITS = "test/http/request_limits_test.ts";
 
 export const MUTATIONS: Mutation[] = [
   // The six bugs issue 20 found that no test caught.
@@ -1079,7 +1087,7 @@ export const MUTATIONS: Mutation[] = [
     name: "audit export: another person's entries included",
     file: "projections/audit_view.ts",
     from: 'const parts = ["person_id = ?"];',
-    to: 'const parts = ["person_id = ? OR 1"];',
+    to: 'const parts = ["(person_id = ? OR 1)"];',
     tests: [AUDIT_EXPORT, AUDIT_CLI, AUDIT_VIEW],
   },
   {
@@ -1144,5 +1152,160 @@ export const MUTATIONS: Mutation[] = [
     from: 'parts.push("time_utc <= ?");',
     to: 'parts.push("time_utc < ?");',
     tests: [AUDIT_EXPORT, AUDIT_VIEW],
+  },
+  // caps, sizes and whose things a person can reach
+  {
+    name: "keys: a 101st agent key taken",
+    file: "src/domain/keys.ts",
+    from: "if (listAgentKeys(app.db, input.personId).length >= MAX_AGENT_KEYS) {",
+    to: "if (listAgentKeys(app.db, input.personId).length > MAX_AGENT_KEYS) {",
+    tests: [KEY_LIMITS],
+  },
+  {
+    name: "keys: a 21st personal key taken",
+    file: "src/domain/keys.ts",
+    from: "if (personalKeys(app.db, input.personId).length >= MAX_PERSONAL_KEYS) {",
+    to: "if (personalKeys(app.db, input.personId).length > MAX_PERSONAL_KEYS) {",
+    tests: [KEY_LIMITS],
+  },
+  {
+    name: "keys: another person's folder given to a key",
+    file: "src/domain/keys.ts",
+    from: "if (!folder || folder.person_id !== personId) {",
+    to: "if (!folder) {",
+    tests: [KEYS],
+  },
+  {
+    name: "keys: another person's document given to a key",
+    file: "src/domain/keys.ts",
+    from: 'if (!doc || doc.person_id !== personId) throw new DomainError("invalid",',
+    to: 'if (!doc) throw new DomainError("invalid",',
+    tests: [KEYS],
+  },
+  {
+    name: "keys: 1,001 folders given to a key",
+    file: "src/domain/keys.ts",
+    from: "if (folders.length > 1000 || documents.length > 1000) {",
+    to: "if (folders.length > 1001 || documents.length > 1000) {",
+    tests: [KEY_LIMITS],
+  },
+  {
+    name: "keys: another person's key found by its id",
+    file: "src/domain/keys.ts",
+    from: "if (!key || key.person_id !== personId) {",
+    to: "if (!key) {",
+    tests: [API, KEYS],
+  },
+  {
+    name: "folders: another person's folder found by its id",
+    file: "src/domain/folders.ts",
+    from: "if (!folder || folder.person_id !== personId) {",
+    to: "if (!folder) {",
+    tests: [API, FOLDERS],
+  },
+  {
+    name: "documents: another person's document found by its id",
+    file: "src/domain/documents.ts",
+    from: "if (!doc || doc.person_id !== personId) {",
+    to: "if (!doc) {",
+    tests: [API],
+  },
+  {
+    name: "api: an agent key taken for the REST API",
+    file: "src/auth/api_auth.ts",
+    from: 'if (credential.kind === "agent") {',
+    to: "if (false) {",
+    tests: [API],
+  },
+  {
+    name: "api: JSON bodies over 1,000,000 bytes read",
+    file: "src/http/api.ts",
+    from: "const MAX_JSON_BODY = 1_000_000;",
+    to: "const MAX_JSON_BODY = 1_000_000_000;",
+    tests: [REQUEST_LIMITS],
+  },
+  {
+    name: "uploads: 101 files in one upload taken",
+    file: "src/http/uploads.ts",
+    from: "export const MAX_FILES_PER_UPLOAD = 100;",
+    to: "export const MAX_FILES_PER_UPLOAD = 101;",
+    tests: [REQUEST_LIMITS],
+  },
+  {
+    name: "passwords: 1,025 characters taken",
+    file: "src/auth/password_policy.ts",
+    from: "if (length > MAX_PASSWORD_LENGTH) return",
+    to: "if (length > MAX_PASSWORD_LENGTH + 1) return",
+    tests: [PASSWORDS],
+  },
+  {
+    name: "people: names up to 201 characters",
+    file: "src/domain/rules.ts",
+    from: "if (trimmed.length > MAX_PERSON_NAME) {",
+    to: "if (trimmed.length > MAX_PERSON_NAME + 1) {",
+    tests: [REQUEST_LIMITS],
+  },
+  {
+    name: "uploads: file names up to 256 characters",
+    file: "src/domain/rules.ts",
+    from: "if (base.length > MAX_FILE_NAME) {",
+    to: "if (base.length > MAX_FILE_NAME + 1) {",
+    tests: [REQUEST_LIMITS],
+  },
+  {
+    name: "mcp: 21 arguments taken",
+    file: "src/mcp/limits.ts",
+    from: "if (names.length > MAX_ARGUMENTS) {",
+    to: "if (names.length > MAX_ARGUMENTS + 1) {",
+    tests: [ARGUMENT_LIMITS],
+  },
+  {
+    name: "mcp: a query of 4,001 characters taken",
+    file: "src/mcp/limits.ts",
+    from: 'return name === "query" ? MAX_QUERY_CHARS : MAX_STRING_CHARS;',
+    to: 'return name === "query" ? MAX_QUERY_CHARS + 1 : MAX_STRING_CHARS;',
+    tests: [ARGUMENT_LIMITS],
+  },
+  {
+    name: "mcp: 51 folder names taken",
+    file: "src/mcp/limits.ts",
+    from: "if (value.length > MAX_FOLDERS) {",
+    to: "if (value.length > MAX_FOLDERS + 1) {",
+    tests: [ARGUMENT_LIMITS],
+  },
+  {
+    name: "mcp: a folder name of 201 characters taken",
+    file: "src/mcp/limits.ts",
+    from: 'const long = value.find((item) => typeof item === "string" && item.length > MAX_STRING_CHARS);',
+    to: 'const long = value.find((item) => typeof item === "string" && item.length > MAX_STRING_CHARS + 1);',
+    tests: [ARGUMENT_LIMITS],
+  },
+  {
+    name: "mcp: a failed call's audited error text not capped",
+    file: "src/mcp/server.ts",
+    from: "return { ...details, error: text.slice(0, MAX_AUDITED_ERROR) };",
+    to: "return { ...details, error: text };",
+    tests: ["test/mcp/audit_error_test.ts"],
+  },
+  {
+    name: "processing: a zip entry expanding more than 200 times read",
+    file: "src/processing/_zip.ts",
+    from: "if (file.originalSize > 1_000_000 && file.originalSize > file.size * MAX_ZIP_RATIO) {",
+    to: "if (false) {",
+    tests: [GUARDS, "test/processing/hostile_test.ts"],
+  },
+  {
+    name: "processing: a zip entry over 200 MB read",
+    file: "src/processing/_zip.ts",
+    from: "if (file.originalSize > MAX_ZIP_ENTRY_BYTES) {",
+    to: "if (file.originalSize > MAX_ZIP_ENTRY_BYTES * 10) {",
+    tests: [GUARDS, "test/processing/hostile_test.ts"],
+  },
+  {
+    name: "processing: zips expanding past 500 MB in all read",
+    file: "src/processing/_zip.ts",
+    from: "if (total > MAX_ZIP_TOTAL_BYTES) {",
+    to: "if (total > MAX_ZIP_TOTAL_BYTES + 1) {",
+    tests: [GUARDS, "test/processing/hostile_test.ts"],
   },
 ];

@@ -7,9 +7,16 @@
 import assert from "node:assert/strict";
 import { strToU8, unzipSync, zipSync } from "fflate";
 import { PDFDocument } from "pdf-lib";
-import { MAX_PDF_PAGES, MAX_ZIP_ENTRIES } from "../../src/processing/basic_rules.ts";
+import {
+  MAX_PDF_PAGES,
+  MAX_ZIP_ENTRIES,
+  MAX_ZIP_ENTRY_BYTES,
+  MAX_ZIP_RATIO,
+  MAX_ZIP_TOTAL_BYTES,
+} from "../../src/processing/basic_rules.ts";
 import { createExtractionPool } from "../../src/processing/worker_pool.ts";
 import { CORPUS_DIR } from "../helpers/corpus.ts";
+import { buildBombDocx, buildPaddedDocx, WORD_PARTS_BYTES } from "../helpers/zip_bomb.ts";
 
 Deno.test("a PDF of 5,001 pages is refused before any page is read", async () => {
   assert.equal(MAX_PDF_PAGES, 5000);
@@ -42,6 +49,48 @@ Deno.test("a deck whose zip holds 10,000 entries is read; one more entry and it 
       name: "ProcessingError",
       message: "This zip archive has more than 10000 entries, too many to read.",
     });
+  } finally {
+    await pool.close();
+  }
+});
+
+Deno.test("a Word file whose parts add up to 500 MB is read; one byte more and it is refused", async () => {
+  assert.equal(MAX_ZIP_TOTAL_BYTES, 500_000_000);
+  const pool = createExtractionPool({ concurrency: 1 });
+  try {
+    const read = await pool.extract(buildPaddedDocx(500_000_000), "padded.docx");
+    assert.match(read.pages.map((page) => page.text).join("\n"), /A short memo between many padding parts\./);
+    await assert.rejects(pool.extract(buildPaddedDocx(500_000_001), "padded.docx"), {
+      name: "ProcessingError",
+      message: "This zip archive would expand to more than 500 MB, too large to read.",
+    });
+  } finally {
+    await pool.close();
+  }
+});
+
+Deno.test("one part of more than 200 MB is refused as such; a part of 1,000,000 bytes is read however far it expands, and one byte more that expands past 200 times is a zip bomb", async () => {
+  assert.equal(MAX_ZIP_ENTRY_BYTES, 200_000_000);
+  assert.equal(MAX_ZIP_RATIO, 200);
+  const pool = createExtractionPool({ concurrency: 1 });
+  try {
+    // 201 MB of XML in one part, about 0.6 MB of file: the part's size is checked before the ratio.
+    await assert.rejects(pool.extract(buildBombDocx(201).bytes, "bomb.docx"), {
+      name: "ProcessingError",
+      message: "This zip archive would expand to more than 200 MB in one part, too large to read.",
+    });
+    // A part of exactly 1,000,000 bytes is too small to be called a bomb, however well it packs.
+    const oneMb = buildPaddedDocx(1_000_000 + WORD_PARTS_BYTES);
+    assert.ok(oneMb.length * MAX_ZIP_RATIO < 1_000_000, `the whole file is ${oneMb.length} bytes`);
+    const read = await pool.extract(oneMb, "padded.docx");
+    assert.match(read.pages[0]!.text, /A short memo/);
+    await assert.rejects(
+      pool.extract(buildPaddedDocx(1_000_001 + WORD_PARTS_BYTES, 1_000_001), "padded.docx"),
+      {
+        name: "ProcessingError",
+        message: /^This zip archive looks like a zip bomb: "customXml\/pad0\.xml" expands \d{3,} times\.$/,
+      },
+    );
   } finally {
     await pool.close();
   }

@@ -48,7 +48,6 @@ const KEY_LIMITS = "test/domain/key_limits_test.ts";
 const FOLDERS = "test/domain/folders_test.ts";
 const GUARDS = "test/processing/guards_test.ts";
 const PASSWORDS = "test/auth/password_policy_test.ts";
-const UPLOAD_LIMITS = "test/http/upload_limits_test.ts";
 const REQUEST_LIMITS = "test/http/request_limits_test.ts";
 
 export const MUTATIONS: Mutation[] = [

@@ -398,3 +398,47 @@ Deno.test("the consent form gives only the signed-in person's own keys: another'
   await revoke.body?.cancel();
   assert.equal(app.store.readFrom(0, 100_000).filter((e) => e.type === "OAuthGrantRevoked").length, 0);
 });
+
+Deno.test("the token and registration endpoints read bodies of 16 KB; one byte more is a 413 with its sentence", async () => {
+  await using world = await startOAuthWorld();
+  const padded = (text: string, bytes: number) => text + " ".repeat(bytes - text.length);
+  const token = (body: string) =>
+    fetch(`${world.url}/oauth/token`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body,
+    });
+  // A code nobody was given: read, and refused as such.
+  const form = "grant_type=authorization_code&client_id=sgc_nobody&code=sgo_nothing&code_verifier=v&pad=";
+  const read = await token(padded(form, 16 * 1024));
+  assert.equal(read.status, 400);
+  assert.deepEqual(await read.json(), {
+    error: "invalid_grant",
+    error_description: "The code is unknown, or was given to another app.",
+  });
+  const large = await token(padded(form, 16 * 1024 + 1));
+  assert.equal(large.status, 413);
+  assert.deepEqual(await large.json(), {
+    error: "invalid_request",
+    error_description: "The request is larger than 16 KB.",
+  });
+
+  const register = (body: string) =>
+    fetch(`${world.url}/oauth/register`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body,
+    });
+  const metadata = JSON.stringify({ client_name: "Cursor", redirect_uris: ["https://app.example.com/cb"] });
+  const registered = await register(padded(metadata, 16 * 1024));
+  assert.equal(registered.status, 201);
+  await registered.body?.cancel();
+  const before = world.running.app.head().position;
+  const tooLarge = await register(padded(metadata, 16 * 1024 + 1));
+  assert.equal(tooLarge.status, 413);
+  assert.deepEqual(await tooLarge.json(), {
+    error: "invalid_client_metadata",
+    error_description: "The registration is larger than 16 KB.",
+  });
+  assert.equal(world.running.app.head().position, before, "nothing registered");
+});

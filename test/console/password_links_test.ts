@@ -92,3 +92,35 @@ Deno.test("a sign-in sent as text/plain or JSON is not read as a form: 403 'This
   await form.body?.cancel();
   assert.ok(browser.cookie("sergo_session"), "signed in");
 });
+
+Deno.test("a sign-in form of 16 KB is read; one byte more is 403 'This form has expired' and signs nobody in", async () => {
+  await using s = await serving(() => new Date());
+  const ava = getPersonByEmail(s.running.app.db, "ava@example.com")!;
+  await setPasswordHash(s.running.app, ava.person_id, await hashPassword(PASSWORD));
+  const origin = new URL(s.running.url).origin;
+  const signIn = async (bytes: number) => {
+    const browser = new Browser(s.running.url);
+    await (await browser.fetch("/sign-in")).body?.cancel();
+    const fields = new URLSearchParams([
+      ["csrf", browser.cookie("sergo_csrf")!],
+      ["email", "ava@example.com"],
+      ["password", PASSWORD],
+      ["note", ""],
+    ]).toString();
+    const body = fields + "x".repeat(bytes - fields.length);
+    assert.equal(new TextEncoder().encode(body).length, bytes);
+    const response = await browser.fetch("/sign-in", {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", origin },
+      body,
+    });
+    return { status: response.status, text: await response.text(), session: browser.cookie("sergo_session") };
+  };
+  const read = await signIn(16 * 1024);
+  assert.equal(read.status, 303);
+  assert.ok(read.session, "signed in");
+  const large = await signIn(16 * 1024 + 1);
+  assert.equal(large.status, 403);
+  assert.ok(large.text.includes("This form has expired — try again."));
+  assert.equal(large.session, undefined);
+});

@@ -20,7 +20,7 @@ const AGENT_CAP = "You have 100 agent keys, the most one person may have: delete
 const PERSONAL_CAP =
   "You have 20 personal keys, the most one person may have: delete one before making another";
 
-Deno.test("the 101st agent key and the 21st personal key are refused by the API and the CLI; a deletion makes room", async () => {
+Deno.test("the 101st agent key and the 21st personal key are refused by the API and the CLI and record nothing; a deletion makes room", async () => {
   const server = await testServer();
   await using _ = server;
   const ava = await addPerson(server.app, { name: "Ava Bennett", email: "ava@example.com" });
@@ -41,9 +41,11 @@ Deno.test("the 101st agent key and the 21st personal key are refused by the API 
       headers: { authorization: `Bearer ${personal}`, "content-type": "application/json" },
       body: JSON.stringify({ name, description: "", can_read: none }),
     });
+  const atCap = server.app.head().position;
   const refused = await post("one-more");
   assert.equal(refused.status, 409);
   assert.equal((await refused.json()).message, AGENT_CAP);
+  assert.equal(server.app.head().position, atCap, "the refused 101st key records nothing");
   // Another person's keys are theirs to count.
   await createAgentKey(
     server.app,
@@ -52,9 +54,11 @@ Deno.test("the 101st agent key and the 21st personal key are refused by the API 
   );
 
   for (let i = 1; i < 20; i++) await createPersonalKey(server.app, { personId: ava.person_id }, "test");
+  const atPersonalCap = server.app.head().position;
   await assert.rejects(createPersonalKey(server.app, { personId: ava.person_id }, "test"), {
     message: PERSONAL_CAP,
   });
+  assert.equal(server.app.head().position, atPersonalCap, "the refused 21st personal key records nothing");
 
   const d = ["--data", server.dir];
   const cli = await runCli(["key", "add", "--person", "ava@example.com", "--name", "from-cli", ...d]);

@@ -7,6 +7,8 @@ import { changeAgentKey, createAgentKey, deleteAgentKey, rollAgentKey } from "..
 import { addPerson } from "../../src/domain/people.ts";
 import type { SergoApp } from "../../src/app.ts";
 import { tempApp } from "../helpers/temp.ts";
+import { CORPUS_DIR } from "../helpers/corpus.ts";
+import { uploadFile } from "../../src/domain/documents.ts";
 
 /** Ava, and an agent key of hers that reads nothing. */
 async function avaWithKey(app: SergoApp) {
@@ -85,9 +87,45 @@ Deno.test("a key cannot be given another person's folder or document", async () 
       description: "",
       canRead: { folders: [bens.folder_id], documents: [] },
     }, "test"),
-    /No folder with id/,
+    { message: `No folder with id "${bens.folder_id}"` },
   );
   assert.equal(t.app.head().position, before, "a refused command writes nothing");
+  const tempPath = await t.app.blobs.tempPath();
+  await Deno.copyFile(`${CORPUS_DIR}/text/markitdown-readme.md`, tempPath);
+  const notes = await uploadFile(t.app, {
+    personId: ben.person_id,
+    folderId: bens.folder_id,
+    name: "notes.md",
+    tempPath,
+  }, "test");
+  const afterUpload = t.app.head().position;
+  await assert.rejects(
+    createAgentKey(t.app, {
+      personId: ava.person_id,
+      name: "peek",
+      description: "",
+      canRead: { folders: [], documents: [notes.document_id] },
+    }, "test"),
+    { message: `No document with id "${notes.document_id}"` },
+  );
+  // Nor by a change of one of her own keys.
+  const { key } = await createAgentKey(t.app, {
+    personId: ava.person_id,
+    name: "mine",
+    description: "",
+    canRead: { folders: [], documents: [] },
+  }, "test");
+  const beforeChange = t.app.head().position;
+  assert.equal(beforeChange, afterUpload + 1);
+  await assert.rejects(
+    changeAgentKey(t.app, {
+      personId: ava.person_id,
+      keyId: key.key_id,
+      canRead: { folders: [], documents: [notes.document_id] },
+    }, "test"),
+    { message: `No document with id "${notes.document_id}"` },
+  );
+  assert.equal(t.app.head().position, beforeChange, "a refused command writes nothing");
 });
 
 Deno.test("roll: the old value works until its grace ends; rolling again keeps the older value's own expiry", async () => {

@@ -189,20 +189,38 @@ Deno.test("agent keys over the API: create shows the value once, list is masked,
   assert.equal(r.status, 204);
 });
 
-Deno.test("personal keys and sign-out", async () => {
+Deno.test("a personal key made over the API works, is listed masked, and stops at once when deleted; sign-out ends the login token", async () => {
   const { server, ava$, ben$ } = await setup();
   await using _ = server;
   let r = await ava$("/api/personal-keys", { method: "POST" });
+  assert.equal(r.status, 201);
   const made = await r.json();
   assert.match(made.value, /^sgk_p_/);
+  const withMade = (path: string, init: RequestInit = {}) =>
+    server.fetch(path, { ...init, headers: { authorization: `Bearer ${made.value}` } });
+  assert.equal((await (await withMade("/api/me")).json()).email, "ava@example.com");
   r = await ava$("/api/personal-keys");
-  assert.equal((await r.json()).keys.length, 2);
+  const listed = await r.json();
+  assert.equal(listed.keys.length, 2);
+  assert.deepEqual(
+    listed.keys.find((k: { id: string }) => k.id === made.id).key,
+    `sgk_p_…${made.value.slice(-4)}`,
+  );
+  assert.ok(!JSON.stringify(listed).includes(made.value), "the value is shown once, at creation");
   r = await ava$(`/api/personal-keys/${made.id}`, { method: "DELETE" });
   assert.equal(r.status, 204);
+  r = await withMade("/api/me");
+  assert.equal(r.status, 401);
+  assert.equal(
+    (await r.json()).message,
+    "Unknown key — it was deleted, or rolled and its old value has expired",
+  );
+  assert.equal((await (await ava$("/api/personal-keys")).json()).keys.length, 1);
   r = await ben$("/api/session", { method: "DELETE" });
   assert.equal(r.status, 204);
   r = await ben$("/api/me");
   assert.equal(r.status, 401);
+  assert.equal((await r.json()).message, "This login token has expired or was revoked — sign in again");
 });
 
 Deno.test("unknown paths, OAuth discovery and /register answer a JSON 404; the OpenAPI document lists the routes", async () => {

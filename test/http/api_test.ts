@@ -332,3 +332,21 @@ Deno.test("search over the API: the search tool's answer over the caller's docum
   ).get(ava.person_id) as { n: number };
   assert.equal(audited.n, 2);
 });
+
+Deno.test("a key that reads nothing: refused with one sentence from a login token (the console), made from a personal key (scripts fill it later)", async () => {
+  const { server, ava$, ben$, jsonBody } = await setup();
+  await using _ = server;
+  const empty = { description: "", can_read: { folders: [], documents: [] } };
+  const before = server.app.head().position;
+  const refused = await ben$("/api/keys", { method: "POST", ...jsonBody({ name: "empty", ...empty }) });
+  assert.equal(refused.status, 400);
+  assert.deepEqual(await refused.json(), {
+    code: "invalid",
+    message:
+      "Choose at least one folder or file for this key to read: a key that reads nothing finds nothing for its agent",
+  });
+  assert.equal(server.app.head().position, before, "nothing recorded");
+  const made = await ava$("/api/keys", { method: "POST", ...jsonBody({ name: "empty", ...empty }) });
+  assert.equal(made.status, 201);
+  assert.deepEqual((await made.json()).can_read, { folders: [], documents: [] });
+});

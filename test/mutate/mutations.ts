@@ -1325,8 +1325,8 @@ export const MUTATIONS: Mutation[] = [
   {
     name: "keys: a key that reads nothing made from the console",
     file: "src/domain/keys.ts",
-    from: "if (input.requireScope) refuseEmptyScope(input.canRead);",
-    to: "",
+    from: "\n  if (input.requireScope) refuseEmptyScope(input.canRead);",
+    to: "\n",
     tests: [API, KEYS],
   },
   {

@@ -124,3 +124,24 @@ Deno.test("a sign-in form of 16 KB is read; one byte more is 403 'This form has 
   assert.ok(large.text.includes("This form has expired — try again."));
   assert.equal(large.session, undefined);
 });
+
+Deno.test("a password reset link works for 24 hours: its page opens until that moment, and is the not-valid page from then on", async () => {
+  let now = Date.parse("2026-12-01T12:00:00Z");
+  await using s = await serving(() => new Date(now));
+  const ava = getPersonByEmail(s.running.app.db, "ava@example.com")!;
+  const { token, expiresAt } = await issuePasswordLink(
+    s.running.app,
+    { personId: ava.person_id, purpose: "reset" },
+    "cli",
+  );
+  assert.equal(Date.parse(expiresAt) - now, 24 * 3600_000);
+  const browser = new Browser(s.running.url);
+  const look = async () => {
+    const response = await browser.fetch(`/password?token=${token}`);
+    return [response.status, (await response.text()).includes(NOT_VALID)];
+  };
+  now = Date.parse(expiresAt) - 1;
+  assert.deepEqual(await look(), [200, false]);
+  now = Date.parse(expiresAt);
+  assert.deepEqual(await look(), [404, true]);
+});

@@ -1,7 +1,7 @@
 /**
  * Sizes a client sends the REST API and the CLI, pinned from both sides: files
  * in one upload (100), a file name (255 characters), a JSON body (1,000,000
- * bytes), a person's name (200 characters). Past each: one sentence, nothing
+ * bytes), a person's name (200 characters) and email (320). Past each: one sentence, nothing
  * recorded.
  */
 import assert from "node:assert/strict";
@@ -93,7 +93,7 @@ Deno.test("a JSON body of 1,000,000 bytes is read; one byte more is a 413 with o
   assert.equal(server.app.head().position, before);
 });
 
-Deno.test("main.ts person add takes a name of 200 characters; 201 exits 2 with one sentence and adds nobody", async () => {
+Deno.test("main.ts person add takes a name of 200 characters and an email of 320; 201 and 321 exit 2 with one sentence and add nobody", async () => {
   assert.equal(MAX_PERSON_NAME, 200);
   await using dir = await tempDir();
   const add = (name: string, email: string) =>
@@ -109,4 +109,9 @@ Deno.test("main.ts person add takes a name of 200 characters; 201 exits 2 with o
     'A person with email "ava@example.com" already exists',
   ]);
   assert.equal((await add("Ben", "ben@example.com")).code, 0);
+  // An email address of 320 characters is taken; 321 is not an email address.
+  const address = (length: number) => "c".repeat(length - "@example.com".length) + "@example.com";
+  assert.equal((await add("Cy", address(320))).code, 0);
+  const longer = await add("Di", address(321));
+  assert.deepEqual([longer.code, longer.stderr.trim()], [2, `"${address(321)}" is not an email address`]);
 });

@@ -1357,4 +1357,25 @@ export const MUTATIONS: Mutation[] = [
     to: "if (times.length > this.#limit) {",
     tests: [OAUTH_LIMITS],
   },
+  {
+    name: "password links: a reset link works for 48 hours",
+    file: "src/domain/people.ts",
+    from: "export const RESET_LIFETIME_MS = 24 * 3600_000;",
+    to: "export const RESET_LIFETIME_MS = 48 * 3600_000;",
+    tests: [PASSWORD_LINKS],
+  },
+  {
+    name: "people: email addresses of 321 characters taken",
+    file: "src/domain/rules.ts",
+    from: "trimmed.length > 320",
+    to: "trimmed.length > 321",
+    tests: [REQUEST_LIMITS],
+  },
+  {
+    name: "drawing: a PDF declaring an image past 64 million pixels drawn",
+    file: "src/render/render_png.ts",
+    from: "if (image && image.width * image.height > MAX_DECLARED_IMAGE_PIXELS) {",
+    to: "if (false) {",
+    tests: [RENDER_PNG],
+  },
 ];

@@ -1,8 +1,8 @@
 /**
  * Sizes a client sends the REST API and the CLI, pinned from both sides: files
  * in one upload (100), a file name (255 characters), a JSON body (1,000,000
- * bytes), a person's name (200 characters) and email (320). Past each: one sentence, nothing
- * recorded.
+ * bytes), an API search (500 characters), a person's name (200) and email
+ * (320). Past each: one sentence, nothing recorded.
  */
 import assert from "node:assert/strict";
 import { createPersonalKey } from "../../src/domain/keys.ts";
@@ -89,6 +89,25 @@ Deno.test("a JSON body of 1,000,000 bytes is read; one byte more is a 413 with o
   assert.deepEqual(await large.json(), {
     code: "too_large",
     message: "The body is too large: at most 1000000 bytes",
+  });
+  assert.equal(server.app.head().position, before);
+});
+
+Deno.test("an API search of 500 characters is searched and recorded whole; 501 is refused with one sentence and records nothing", async () => {
+  const { server, ava$ } = await setup();
+  await using _ = server;
+  const query = (length: number) => "heat pumps ".repeat(50).slice(0, length - 1) + "x";
+  const searched = await ava$(`/api/search?q=${encodeURIComponent(query(500))}`);
+  assert.equal(searched.status, 200);
+  assert.equal((await searched.json()).query, query(500));
+  const recorded = server.app.store.readFrom(0, 1000).filter((e) => e.type === "ConsoleSearched").at(-1)!;
+  assert.equal(recorded.type === "ConsoleSearched" && recorded.data.query, query(500));
+  const before = server.app.head().position;
+  const long = await ava$(`/api/search?q=${encodeURIComponent(query(501))}`);
+  assert.equal(long.status, 400);
+  assert.deepEqual(await long.json(), {
+    code: "invalid",
+    message: '"q": Too big: expected string to have <=500 characters',
   });
   assert.equal(server.app.head().position, before);
 });

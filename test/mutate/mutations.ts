@@ -1378,4 +1378,11 @@ export const MUTATIONS: Mutation[] = [
     to: "if (false) {",
     tests: [RENDER_PNG],
   },
+  {
+    name: "api: searches of 501 characters taken",
+    file: "src/http/api.ts",
+    from: "q: z.string().trim().min(1).max(500).describe(",
+    to: "q: z.string().trim().min(1).max(501).describe(",
+    tests: [REQUEST_LIMITS],
+  },
 ];

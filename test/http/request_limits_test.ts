@@ -1,11 +1,14 @@
 /**
  * Sizes a client sends the REST API and the CLI, pinned from both sides: files
  * in one upload (100), a file name (255 characters), a JSON body (1,000,000
- * bytes), an API search (500 characters), a person's name (200) and email
- * (320). Past each: one sentence, nothing recorded.
+ * bytes), an API search (500 characters; the console's search page searches
+ * the first 500), a person's name (200) and email (320). Past each: one
+ * sentence, nothing recorded.
  */
 import assert from "node:assert/strict";
-import { createPersonalKey } from "../../src/domain/keys.ts";
+import { startServer } from "../../src/cli/serve.ts";
+import { loadConfig } from "../../src/config.ts";
+import { createPersonalKey, issueLoginToken } from "../../src/domain/keys.ts";
 import { addPerson } from "../../src/domain/people.ts";
 import { MAX_FILE_NAME, MAX_PERSON_NAME } from "../../src/domain/rules.ts";
 import { MAX_FILES_PER_UPLOAD } from "../../src/http/uploads.ts";
@@ -110,6 +113,29 @@ Deno.test("an API search of 500 characters is searched and recorded whole; 501 i
     message: '"q": Too big: expected string to have <=500 characters',
   });
   assert.equal(server.app.head().position, before);
+});
+
+Deno.test("the console's search page searches the first 500 characters of a longer query, and records those", async () => {
+  await using dir = await tempDir();
+  const running = await startServer(loadConfig(["--data", dir.path, "--port", "0"], () => undefined), {
+    quiet: true,
+  });
+  try {
+    const ava = await addPerson(running.app, { name: "Ava Bennett", email: "ava@example.com" });
+    const { value } = await issueLoginToken(running.app, { personId: ava.person_id }, "t");
+    const query = "heat pumps ".repeat(60).trim();
+    assert.equal(query.length, 659);
+    const page = await fetch(`${running.url}/search?q=${encodeURIComponent(query)}`, {
+      headers: { cookie: `sergo_session=${value}` },
+    });
+    assert.equal(page.status, 200);
+    await page.body?.cancel();
+    const recorded = running.app.store.readFrom(0, 1000).filter((e) => e.type === "ConsoleSearched");
+    assert.equal(recorded.length, 1);
+    assert.equal(recorded[0]!.type === "ConsoleSearched" && recorded[0]!.data.query, query.slice(0, 500));
+  } finally {
+    await running.stop();
+  }
 });
 
 Deno.test("main.ts person add takes a name of 200 characters and an email of 320; 201 and 321 exit 2 with one sentence and add nobody", async () => {

@@ -1385,4 +1385,11 @@ export const MUTATIONS: Mutation[] = [
     to: "q: z.string().trim().min(1).max(501).describe(",
     tests: [REQUEST_LIMITS],
   },
+  {
+    name: "console: a search query past 500 characters searched whole",
+    file: "src/console/search.ts",
+    from: "const query = input.query.slice(0, MAX_QUERY);",
+    to: "const query = input.query;",
+    tests: [REQUEST_LIMITS],
+  },
 ];

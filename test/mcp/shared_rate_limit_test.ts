@@ -11,6 +11,7 @@
  */
 import assert from "node:assert/strict";
 import postgres from "postgres";
+import type { PostgresEventStore } from "../../events/postgres_store.ts";
 import { openApp, type SergoApp } from "../../src/app.ts";
 import { ensureFolderPath } from "../../src/domain/folders.ts";
 import { createAgentKey } from "../../src/domain/keys.ts";
@@ -104,10 +105,13 @@ Deno.test("shared buckets: of calls sent at once past the burst, exactly the all
     await t.step(
       "the next call is refused here, without asking the database, and leaves nothing",
       async () => {
+        const commits = (app.store as PostgresEventStore).transactions;
         const response = await post(endpoint, one, { ...LIST, id: 7 });
         assert.equal(response.status, 429);
         assert.match((await response.json()).error.message, REFUSED);
+        // Neither a take of its own nor a group commit: its tool never ran.
         assert.equal(limiter.statements, 0);
+        assert.equal((app.store as PostgresEventStore).transactions, commits);
         assert.equal(await auditedInDatabase(db.url), 3);
       },
     );

@@ -23,7 +23,7 @@ import { tempDir } from "../helpers/temp.ts";
 import { post } from "./_fixture.ts";
 
 const LIST = { jsonrpc: "2.0", method: "tools/call", params: { name: "list_documents", arguments: {} } };
-const REFUSED = /^Too many calls with this key: at most 0\.1 a second — try again in \d+ s\.$/;
+const REFUSED = /^Too many calls with this key: at most 0\.01 a second — try again in \d+ s\.$/;
 
 /** An app on `url` with a person and `keys` keys reading one folder; the endpoint with a shared limiter. */
 async function setUp(url: string, dir: string, keys: number, burst: number) {
@@ -40,13 +40,13 @@ async function setUp(url: string, dir: string, keys: number, burst: number) {
     }, "test");
     values.push(value);
   }
-  // One token refilled every 10 s: nothing refills while a step runs.
-  const limiter = await openSharedRateLimiter(url, { perSecond: 0.1, burst });
+  // One token refilled every 100 s: nothing refills while the test runs, however slow the machine.
+  const limiter = await openSharedRateLimiter(url, { perSecond: 0.01, burst });
   const endpoint = createMcpEndpoint({
     db: app.db,
     store: app.store,
     limiter,
-    settings: { rateLimitPerSecond: 0.1, rateLimitBurst: burst },
+    settings: { rateLimitPerSecond: 0.01, rateLimitBurst: burst },
   });
   return { app, limiter, endpoint, keys: values };
 }
@@ -132,7 +132,7 @@ Deno.test("shared buckets: of calls sent at once past the burst, exactly the all
     await t.step(
       "a batch whose token another replica took is refused whole: none of its calls is audited",
       async () => {
-        const elsewhere = await openSharedRateLimiter(db.url, { perSecond: 0.1, burst: 3 });
+        const elsewhere = await openSharedRateLimiter(db.url, { perSecond: 0.01, burst: 3 });
         try {
           const keyId = app.store.readFrom(0, 1000).filter((e) => e.type === "AgentKeyCreated").at(-1)!.data
             .key_id as string;
@@ -156,13 +156,13 @@ Deno.test("shared buckets: of calls sent at once past the burst, exactly the all
 
 Deno.test("shared buckets: a key refused here is answered again once its bucket refilled", async () => {
   await using db = await testDatabase();
-  const limiter = await openSharedRateLimiter(db.url, { perSecond: 1, burst: 2 });
+  const limiter = await openSharedRateLimiter(db.url, { perSecond: 0.5, burst: 2 });
   try {
     const decisions = await Promise.all([limiter.take("k"), limiter.take("k"), limiter.take("k")]);
     assert.deepEqual(decisions.map((d) => d.allowed), [true, true, false]);
-    assert.deepEqual(limiter.surelyRefused("k"), { allowed: false, retryAfterSeconds: 1 });
-    // A token comes back within a second: no longer refused here, and the database agrees.
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    assert.deepEqual(limiter.surelyRefused("k"), { allowed: false, retryAfterSeconds: 2 });
+    // A token comes back within two seconds: no longer refused here, and the database agrees.
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
     assert.equal(limiter.surelyRefused("k"), null);
     assert.deepEqual(await limiter.take("k"), { allowed: true });
   } finally {

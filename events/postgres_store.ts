@@ -542,7 +542,8 @@ export class PostgresEventStore implements EventStore {
       if (!item.takeToken) { for (const event of events) chars += event.data.length + event.metadata.length; }
     }
     if (chars > STATEMENT_LIMIT_CHARS) {
-      await this.#flushInTransaction(batch.filter((item) => !item.takeToken));
+      // Those that could not be encoded were refused already.
+      await this.#flushInTransaction(encoded.filter(({ item }) => !item.takeToken).map(({ item }) => item));
       return this.#flushInOneStatement(encoded.filter(({ item }) => item.takeToken));
     }
     return this.#flushInOneStatement(encoded);

@@ -20,7 +20,7 @@ import type { Projection } from "../projections/projection.ts";
 import { openProjector } from "../projections/projector.ts";
 import { removeDatabase, replayInto } from "../projections/replay.ts";
 import { searchIndexProjection } from "../projections/search_index.ts";
-import { ftsColumns } from "../projections/search_index.ts";
+import { analysisVersion, ftsColumns } from "../projections/search_index.ts";
 import { passageScopeTokens } from "../src/search/scope.ts";
 import { openProjectionTables, rawReplay } from "./_replay_baseline.ts";
 import { ensureReplayData, processedPositions, type ReplayData } from "./_replay_data.ts";
@@ -50,8 +50,29 @@ export async function ensureReplayedData(quick: boolean): Promise<ReplayData> {
     await Deno.stat(target);
   } catch {
     await timedReplay(data, target);
+    return data;
+  }
+  if (!indexIsCurrent(target)) {
+    // Built by code with another search analysis: a server started on it would rebuild the index first.
+    await removeDatabase(target);
+    await timedReplay(data, target);
   }
   return data;
+}
+
+/** Whether a cached projections file's search index is of this code's analysis version. */
+function indexIsCurrent(path: string): boolean {
+  const db = new DatabaseSync(path, { readOnly: true });
+  try {
+    const row = db.prepare("SELECT version FROM search_analysis WHERE id = 1").get() as
+      | { version: string }
+      | undefined;
+    return row?.version === analysisVersion();
+  } catch {
+    return false;
+  } finally {
+    db.close();
+  }
 }
 
 interface ReplayTiming {

@@ -195,6 +195,27 @@ Deno.test("a call whose audit append fails is not answered: HTTP 503 with a JSON
   assert.equal(body.result, undefined);
   assert.match(body.error.message, /audit log.*disk full/);
   assert.equal(fixture.auditEvents().length, before);
+  // The same under 2026-07-28, which the SDK's own handler answers: 503, not its 200.
+  const modern = await post(broken, keys.all, {
+    jsonrpc: "2.0",
+    id: 10,
+    method: "tools/call",
+    params: {
+      name: "search",
+      arguments: { query: "Apache" },
+      _meta: {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": { name: "probe", version: "1" },
+      },
+    },
+  }, { "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "search" });
+  assert.equal(modern.status, 503);
+  const modernBody = await modern.json();
+  assert.equal(modernBody.id, 10);
+  assert.equal(modernBody.result, undefined, JSON.stringify(modernBody));
+  assert.match(modernBody.error.message, /audit log.*disk full/);
+  assert.equal(fixture.auditEvents().length, before);
   // tools/list is not a call: it still answers.
   const list = await post(broken, keys.all, LIST);
   assert.equal(list.status, 200);

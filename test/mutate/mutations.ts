@@ -942,7 +942,15 @@ export const MUTATIONS: Mutation[] = [
     file: "src/mcp/endpoint.ts",
     from: "status: state.auditFailure === null ? 200 : 503,",
     to: "status: 200,",
-    tests: ["test/e2e/postgres_outage_test.ts", "test/mcp/audit_settle_test.ts"],
+    tests: ["test/e2e/postgres_outage_test.ts", "test/mcp/audit_settle_test.ts", "test/mcp/endpoint_test.ts"],
+  },
+  {
+    name:
+      "mcp: under 2026-07-28 a call whose audit entry could not be written answered as the SDK answered it",
+    file: "src/mcp/endpoint.ts",
+    from: "if (state.auditFailure === null) return response;",
+    to: "return response;",
+    tests: ["test/mcp/endpoint_test.ts"],
   },
 
   // search

@@ -83,6 +83,48 @@ export function sameFileInFolder(
   ).get(personId, folderId, sha256) as DocumentRow | undefined;
 }
 
+/**
+ * Where, in log order, a document came into the folder it is in: its upload
+ * or its last move.
+ */
+function placedAt(app: SergoApp, documentId: string): number {
+  const events = app.store.readStream(`document-${documentId}`);
+  for (let i = events.length - 1; i >= 0; i--) {
+    const type = events[i]!.type;
+    if (type === "DocumentUploaded" || type === "DocumentMoved") return events[i]!.position;
+  }
+  return Infinity;
+}
+
+/**
+ * The document with these bytes in this folder that came into it first in log
+ * order. The check before an upload reads the projections, so two uploads of
+ * the same bytes at the same moment from two processes (two replicas) can both
+ * pass it; after the append the projections hold every event before it, and
+ * every process sees the same log order, so exactly the later one finds an
+ * earlier twin and takes itself back (as folder names do).
+ */
+function firstInFolder(
+  app: SergoApp,
+  personId: string,
+  folderId: string | null,
+  sha256: string,
+): { document_id: string; name: string } | undefined {
+  const twins = app.db.prepare(
+    "SELECT document_id, name FROM cat_documents WHERE person_id = ? AND folder_id IS ? AND sha256 = ?",
+  ).all(personId, folderId, sha256) as { document_id: string; name: string }[];
+  if (twins.length <= 1) return twins[0];
+  return twins.map((twin) => ({ twin, at: placedAt(app, twin.document_id) }))
+    .sort((a, b) => a.at - b.at)[0]!.twin;
+}
+
+function sameBytes(name: string, twin: { name: string }): DomainError {
+  return new DomainError(
+    "conflict",
+    `"${name}" is already in this folder as "${twin.name}" (the same bytes): choose "Upload anyway" to keep both`,
+  );
+}
+
 /** Checks a preset name. */
 export function checkPreset(preset: string): Preset {
   if (!(PRESETS as readonly string[]).includes(preset)) {
@@ -194,13 +236,17 @@ export async function uploadFile(
   // One check-and-record at a time per folder, so two uploads of the same bytes cannot both pass.
   return await oneAtATime(`upload/${input.personId}/${input.folderId ?? ""}`, async () => {
     const twin = sameFileInFolder(app.db, input.personId, input.folderId, sha256);
-    if (twin) {
-      throw new DomainError(
-        "conflict",
-        `"${name}" is already in this folder as "${twin.name}" (the same bytes): choose "Upload anyway" to keep both`,
-      );
-    }
-    return await record();
+    if (twin) throw sameBytes(name, twin);
+    const made = await record();
+    // Another process may have recorded the same bytes here at the same moment: the first in the log keeps them.
+    const first = firstInFolder(app, input.personId, input.folderId, sha256);
+    if (first === undefined || first.document_id === made.document_id) return made;
+    await app.append(`document-${made.document_id}`, [{
+      type: "DocumentDeleted",
+      data: { document_id: made.document_id },
+      metadata: app.meta(actor),
+    }], { expectedVersion: "stream_exists" });
+    throw sameBytes(name, first);
   });
 }
 

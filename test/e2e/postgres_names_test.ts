@@ -2,13 +2,15 @@
  * Names stay unique across real `serve` replicas on one PostgreSQL
  * (test/helpers/replicas.ts): a folder created, renamed or moved to one name
  * in one place through two replicas at the same moment, two moves that would
- * put two folders inside each other, and one email added by two CLI processes
- * at once. The test holds the log's head row (as every append's first step
+ * put two folders inside each other, one email added by two CLI processes
+ * at once, and one file uploaded with duplicates=refuse into one folder
+ * through both replicas at once. The test holds the log's head row (as every append's first step
  * does), so both requests have checked the name before either appends; it
  * lets go once both appends wait for the row.
  */
 import assert from "node:assert/strict";
 import postgres from "postgres";
+import { CORPUS_DIR } from "../helpers/corpus.ts";
 import { type Replicas, testReplicas } from "../helpers/replicas.ts";
 import { runCli, tempDir } from "../helpers/temp.ts";
 
@@ -71,7 +73,7 @@ interface Answer {
 
 Deno.test({
   name:
-    "PostgreSQL replicas: one folder name in one place and one email, also when two replicas or processes take it at once",
+    "PostgreSQL replicas: one folder name in one place, one email and one file's bytes in one folder, also when two replicas or processes take it at once",
   async fn(t) {
     await using scratch = await tempDir();
     let personal = "";
@@ -223,6 +225,74 @@ Deno.test({
           assert.equal(row!.n, 2, "both additions reached the log: the race happened");
         } finally {
           await sql.end();
+        }
+      },
+    );
+
+    await t.step(
+      "the same file uploaded with duplicates=refuse into one folder through both replicas at once: kept once, the other a 409 naming it",
+      async () => {
+        const bytes = await Deno.readFile(`${CORPUS_DIR}/text/markitdown-readme.md`);
+        const upload = async (replica: { url: string }, name: string, folder: string) => {
+          const form = new FormData();
+          form.set("folder", folder);
+          form.set("duplicates", "refuse");
+          form.append("file", new File([bytes], name));
+          const response = await fetch(`${replica.url}/api/documents`, {
+            method: "POST",
+            headers: { authorization: `Bearer ${personal}` },
+            body: form,
+          });
+          return { status: response.status, body: await response.json() } as Answer;
+        };
+        for (const path of ["Uploads", "Elsewhere"]) {
+          assert.equal((await api(r1!, "POST", "/api/folders", { path })).status, 201);
+        }
+        // The bytes are stored already, so the two uploads below wait only for the log, not for the blob's row.
+        assert.equal((await upload(r1!, "elsewhere.md", "Elsewhere")).status, 201);
+        await settled();
+        const answers = await atOnce(cluster.databaseUrl, 2, [
+          () => upload(r1!, "one.md", "Uploads"),
+          () => upload(r2!, "two.md", "Uploads"),
+        ]);
+        assert.deepEqual(answers.map((a) => a.status).sort(), [201, 409], answers.map(message).join(" "));
+        const kept = answers.find((a) => a.status === 201)!.body.documents as { id: string; name: string }[];
+        const refused = answers.find((a) => a.status === 409)!.body;
+        const [keptName, refusedName] = kept[0]!.name === "one.md"
+          ? ["one.md", "two.md"]
+          : ["two.md", "one.md"];
+        assert.deepEqual(refused, {
+          code: "conflict",
+          message:
+            `"${refusedName}" is already in this folder as "${keptName}" (the same bytes): choose "Upload anyway" to keep both`,
+        });
+        const sql = postgres(cluster.databaseUrl, { max: 1, onnotice: () => {} });
+        try {
+          const uploaded = await sql<{ n: number }[]>`
+            SELECT count(*)::int AS n FROM sergo_events WHERE type = 'DocumentUploaded' AND data LIKE '%"one.md"%'
+              OR type = 'DocumentUploaded' AND data LIKE '%"two.md"%'`;
+          assert.equal(uploaded[0]!.n, 2, "both uploads reached the log: the race happened");
+        } finally {
+          await sql.end();
+        }
+        // Both replicas list the kept one only, and once it is read, search finds it and the other folder's copy only.
+        const started = Date.now();
+        for (const replica of [r1!, r2!]) {
+          for (;;) {
+            const listed = await (await fetch(`${replica.url}/api/documents?limit=100`, {
+              headers: { authorization: `Bearer ${personal}` },
+            })).json() as { items: { id: string; name: string; status: string }[] };
+            const names = listed.items.map((d) => d.name).sort();
+            const busy = listed.items.some((d) => d.status === "processing");
+            if (!busy && JSON.stringify(names) === JSON.stringify(["elsewhere.md", keptName].sort())) break;
+            assert.ok(Date.now() - started < 30_000, `${replica.url}: ${JSON.stringify(listed.items)}`);
+            await new Promise((resolve) => setTimeout(resolve, 50));
+          }
+          const found = await (await fetch(
+            `${replica.url}/api/search?q=${encodeURIComponent("MarkItDown converts files to Markdown")}`,
+            { headers: { authorization: `Bearer ${personal}` } },
+          )).json() as { documents: { document: string }[] };
+          assert.deepEqual(found.documents.map((d) => d.document).sort(), ["elsewhere.md", keptName].sort());
         }
       },
     );

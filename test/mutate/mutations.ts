@@ -475,6 +475,14 @@ export const MUTATIONS: Mutation[] = [
     tests: ["test/domain/folder_names_test.ts"],
   },
   {
+    name:
+      "duplicate uploads: the same bytes refused in one folder kept twice when two replicas record them at once",
+    file: "src/domain/documents.ts",
+    from: "if (first === undefined || first.document_id === made.document_id) return made;",
+    to: "return made;",
+    tests: ["test/e2e/postgres_names_test.ts"],
+  },
+  {
     name: "folder paths: a path made twice at once fails where the other process made the folder first",
     file: "src/domain/folders.ts",
     from: "return { folder: first, made: false };",

@@ -16,6 +16,8 @@ import { PageViews } from "./render/page_cache.ts";
 import { createRenderPool, type RenderPool } from "./render/render_pool.ts";
 import { type CopyReader, PdfCopyWorker } from "./workers/pdf_copy_worker.ts";
 import { openSharedRateLimiter, type SharedRateLimiter } from "./mcp/shared_rate_limit.ts";
+import { SharedSignInThrottle } from "./console/shared_sign_in_throttle.ts";
+import { type SignInCounter, SignInThrottle } from "./console/sign_in_throttle.ts";
 import { auditRoutes } from "./audit/routes.ts";
 import { dataPaths } from "./app.ts";
 import type { McpDeps } from "./mcp/endpoint.ts";
@@ -44,6 +46,8 @@ export interface Services {
   transcriber?: string | null;
   /** Why there is no transcriber. */
   transcriberMissing?: string | null;
+  /** Counts failed console sign-ins: in PostgreSQL for all replicas on one, else in this process's memory. */
+  signInThrottle: SignInCounter;
   /** The console, when it is mounted. */
   console?: (request: Request) => Promise<Response>;
   health(): Promise<Record<string, unknown>>;
@@ -141,6 +145,7 @@ export async function createServices(
       ...(limiter ? { limiter } : {}),
     },
     semantic,
+    signInThrottle: limiter ? new SharedSignInThrottle(limiter.pool) : new SignInThrottle(),
     health: async () => {
       const converter = await converterChecked;
       return {

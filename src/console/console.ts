@@ -66,7 +66,7 @@ import {
   sessionCookie,
 } from "./session.ts";
 import { safeNext, signIn, signOut } from "./sign_in.ts";
-import { SignInThrottle } from "./sign_in_throttle.ts";
+import type { SignInCounter } from "./sign_in_throttle.ts";
 import { clientAddress } from "../http/client_address.ts";
 
 /** The console's request handler. */
@@ -75,7 +75,7 @@ export type ConsoleHandler = (request: Request, info?: Deno.ServeHandlerInfo) =>
 /** Options of {@linkcode createConsole}. */
 export interface ConsoleOptions {
   /** The sign-in throttle; tests pass one with short waits. */
-  throttle?: SignInThrottle;
+  throttle?: SignInCounter;
   /** The first-run setup token `serve` printed (while nobody exists); `/setup` takes only it, once. */
   setupToken?: string | null;
 }
@@ -95,7 +95,7 @@ const MAX_FORM_BYTES = 16 * 1024;
  * ```
  */
 export function createConsole(services: Services, options: ConsoleOptions = {}): ConsoleHandler {
-  const throttle = options.throttle ?? new SignInThrottle();
+  const throttle = options.throttle ?? services.signInThrottle;
   let setupHash = options.setupToken ? hashSecret(options.setupToken) : null;
   const linksInUse = new Set<string>();
   let assets: Promise<Assets> | null = null;

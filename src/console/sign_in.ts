@@ -10,7 +10,7 @@ import { hashPassword, verifyPassword } from "../auth/passwords.ts";
 import { issueLoginToken, LOGIN_TOKEN_LIFETIME_MS, revokeLoginToken } from "../domain/keys.ts";
 import type { Services } from "../services.ts";
 import { currentSession, isSecure, sessionCookie } from "./session.ts";
-import { describeWait, type SignInThrottle } from "./sign_in_throttle.ts";
+import { describeWait, type SignInCounter } from "./sign_in_throttle.ts";
 
 /** What a sign-in attempt came to. */
 export type SignInResult =
@@ -37,7 +37,7 @@ export function safeNext(next: string): string {
 export async function signIn(
   services: Services,
   form: SignInForm,
-  options: { address: string; secure: boolean; throttle: SignInThrottle },
+  options: { address: string; secure: boolean; throttle: SignInCounter },
 ): Promise<SignInResult> {
   const email = form.email.trim();
   if (email === "") return { ok: false, status: 400, message: "Enter your email.", email };
@@ -46,7 +46,7 @@ export async function signIn(
     return { ok: false, status: 400, message: "The email or password is too long.", email };
   }
   // Counted before the hash runs: parallel attempts cannot all pass while it does.
-  const reservation = options.throttle.reserve({ email, address: options.address });
+  const reservation = await options.throttle.reserve({ email, address: options.address });
   if ("waitMs" in reservation) {
     return {
       ok: false,
@@ -61,7 +61,7 @@ export async function signIn(
     ? (await verifyPassword(form.password, await (dummyHash ??= hashPassword("not a password"))), false)
     : await verifyPassword(form.password, stored);
   if (!person || !good) return { ok: false, status: 401, message: "The email or password is wrong.", email };
-  reservation.succeed();
+  await reservation.succeed();
   const token = await issueLoginToken(
     services.app,
     { personId: person.person_id },

@@ -1,5 +1,6 @@
 /**
- * Slows down repeated failed sign-ins, in memory, counting each attempt
+ * Slows down repeated failed sign-ins, in memory (on PostgreSQL every replica
+ * shares the counts instead: shared_sign_in_throttle.ts), counting each attempt
  * before its password is checked (so parallel attempts cannot all slip past
  * the count while the hash runs). Three counts, each with its own allowance:
  *
@@ -45,7 +46,41 @@ export interface SignInAttempter {
 /** An attempt that may go ahead: say how it ended. */
 export interface SignInReservation {
   /** The password was right: forget the account's failures and remember the address. */
-  succeed(): void;
+  succeed(): void | Promise<void>;
+}
+
+/**
+ * What counts sign-in attempts: {@linkcode SignInThrottle} in this process's
+ * memory, or the one every replica on a PostgreSQL shares
+ * (src/console/shared_sign_in_throttle.ts).
+ */
+export interface SignInCounter {
+  /** Counts an attempt before its password is checked, or says how long it must wait (see SignInThrottle). */
+  reserve(
+    who: SignInAttempter,
+  ): { waitMs: number } | SignInReservation | Promise<{ waitMs: number } | SignInReservation>;
+}
+
+/** The throttle's options with every default filled in. */
+export type SignInLimits = Required<Omit<SignInThrottleOptions, "now">>;
+
+/**
+ * The defaults: 5 failures of an account from an address, then wait 1 s, 2 s,
+ * 4 s… up to 15 minutes; 50 from an address over all accounts, the same
+ * back-off; 20 of an account over all addresses, then up to a minute, except
+ * from addresses it signed in from before; all forgotten an hour after the last.
+ */
+export function signInLimits(options: SignInThrottleOptions = {}): SignInLimits {
+  return {
+    freeFailures: options.freeFailures ?? 5,
+    firstWaitMs: options.firstWaitMs ?? 1000,
+    maxWaitMs: options.maxWaitMs ?? 15 * 60_000,
+    addressFreeFailures: options.addressFreeFailures ?? 50,
+    accountFreeFailures: options.accountFreeFailures ?? 20,
+    accountMaxWaitMs: options.accountMaxWaitMs ?? 60_000,
+    forgetAfterMs: options.forgetAfterMs ?? 60 * 60_000,
+    maxEntries: options.maxEntries ?? 10_000,
+  };
 }
 
 interface Count {
@@ -60,7 +95,7 @@ interface Rule {
 }
 
 /** Counts sign-in attempts and says how long to wait before the next one. */
-export class SignInThrottle {
+export class SignInThrottle implements SignInCounter {
   readonly #counts = new Map<string, Count>();
   readonly #known = new Map<string, true>();
   readonly #free: number;
@@ -73,21 +108,17 @@ export class SignInThrottle {
   readonly #maxEntries: number;
   readonly #now: () => number;
 
-  /**
-   * Creates a throttle. The defaults: 5 failures of an account from an address,
-   * then wait 1 s, 2 s, 4 s… up to 15 minutes; 50 from an address over all
-   * accounts, the same back-off; 20 of an account over all addresses, then up to
-   * a minute, except from addresses it signed in from before.
-   */
+  /** Creates a throttle (the defaults: {@linkcode signInLimits}). */
   constructor(options: SignInThrottleOptions = {}) {
-    this.#free = options.freeFailures ?? 5;
-    this.#first = options.firstWaitMs ?? 1000;
-    this.#max = options.maxWaitMs ?? 15 * 60_000;
-    this.#addressFree = options.addressFreeFailures ?? 50;
-    this.#accountFree = options.accountFreeFailures ?? 20;
-    this.#accountMax = options.accountMaxWaitMs ?? 60_000;
-    this.#forget = options.forgetAfterMs ?? 60 * 60_000;
-    this.#maxEntries = options.maxEntries ?? 10_000;
+    const limits = signInLimits(options);
+    this.#free = limits.freeFailures;
+    this.#first = limits.firstWaitMs;
+    this.#max = limits.maxWaitMs;
+    this.#addressFree = limits.addressFreeFailures;
+    this.#accountFree = limits.accountFreeFailures;
+    this.#accountMax = limits.accountMaxWaitMs;
+    this.#forget = limits.forgetAfterMs;
+    this.#maxEntries = limits.maxEntries;
     this.#now = options.now ?? Date.now;
   }
 

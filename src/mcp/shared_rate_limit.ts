@@ -154,6 +154,11 @@ export class SharedRateLimiter implements KeyRateLimit {
     return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((1 - tokens) / this.#perSecond)) };
   }
 
+  /** Its connection pool (the shared sign-in throttle counts in the same database through it). */
+  get pool(): postgres.Sql {
+    return this.#sql;
+  }
+
   /** How many statements the standalone takes have sent (the takes that rode with an audit entry sent none). */
   get statements(): number {
     return this.#statements;

@@ -483,6 +483,27 @@ export const MUTATIONS: Mutation[] = [
     tests: ["test/e2e/postgres_names_test.ts"],
   },
   {
+    name: "sign-in throttle: counted in each replica's memory on PostgreSQL",
+    file: "src/services.ts",
+    from: "signInThrottle: limiter ? new SharedSignInThrottle(limiter.pool) : new SignInThrottle(),",
+    to: "signInThrottle: new SignInThrottle(),",
+    tests: ["test/e2e/postgres_sign_in_test.ts"],
+  },
+  {
+    name: "shared sign-in throttle: an address the account signed in from held by the account's count",
+    file: "src/console/shared_sign_in_throttle.ts",
+    from: "IF EXISTS (SELECT 1 FROM sergo_sign_in_counts WHERE key = known_key) THEN n := n - 1; END IF;",
+    to: "",
+    tests: ["test/e2e/postgres_sign_in_test.ts"],
+  },
+  {
+    name: "shared sign-in throttle: failures never forgotten",
+    file: "src/console/shared_sign_in_throttle.ts",
+    from: "SET count = CASE WHEN now_ms - s.last_ms > forget_ms THEN 1 ELSE s.count + 1 END",
+    to: "SET count = s.count + 1",
+    tests: ["test/e2e/postgres_sign_in_test.ts"],
+  },
+  {
     name: "folder paths: a path made twice at once fails where the other process made the folder first",
     file: "src/domain/folders.ts",
     from: "return { folder: first, made: false };",

@@ -110,9 +110,9 @@ Deno.test("PostgreSQL leases: a long job's lease is renewed; once taken over, th
   const errors: string[] = [];
   const consoleError = console.error;
   console.error = (...args: unknown[]) => errors.push(args.map(String).join(" "));
+  const a = new ProcessingWorker(r.a, stalled, { workerId: "serve-a", leaseMs: 3000 });
+  const b = new ProcessingWorker(r.b, pool, { workerId: "serve-b", leaseMs: 3000 });
   try {
-    const a = new ProcessingWorker(r.a, stalled, { workerId: "serve-a", leaseMs: 3000 });
-    const b = new ProcessingWorker(r.b, pool, { workerId: "serve-b", leaseMs: 3000 });
     a.kick();
     await started.promise;
     // Past the first lease's end, B keeps finding nothing to take: A renews every second.
@@ -135,6 +135,11 @@ Deno.test("PostgreSQL leases: a long job's lease is renewed; once taken over, th
     gate.resolve();
     await a.drain();
   } finally {
+    // A failed check above must fail the test, not leave A's reading stalled (and the replicas' close
+    // waiting on it): let A finish before the pool closes.
+    gate.resolve();
+    await a.drain();
+    await b.drain();
     console.error = consoleError;
     await pool.close();
   }

@@ -138,6 +138,8 @@ if (import.meta.main) {
     }
     Deno.exit(0);
   }
+  // The commit the scratch copy is taken from (the worktree may move on during the run).
+  const head = (await run("git", ["rev-parse", "--short", "HEAD"], ROOT)).output.trim();
   const { repo, dir } = await scratchCopy();
   try {
     const files = [...new Set(chosen.flatMap((mutation) => mutation.tests))].sort();
@@ -170,7 +172,6 @@ if (import.meta.main) {
       lines.push(line);
       console.log(`[${index + 1}/${chosen.length}] ${line}`);
     }
-    const head = (await run("git", ["rev-parse", "--short", "HEAD"], ROOT)).output.trim();
     const report = [
       `deno task mutate${only ? ` --only ${only}` : ""}: ${new Date().toISOString()}, at ${head}`,
       `${chosen.length - bad} of ${chosen.length} mutations caught; ${bad} survived, stale or timed out.`,

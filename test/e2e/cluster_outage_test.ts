@@ -9,16 +9,13 @@
 import assert from "node:assert/strict";
 import postgres from "postgres";
 import { callTool } from "../helpers/mcp_http.ts";
-import { startThrowawayCluster } from "../helpers/postgres.ts";
+import { createSergoDatabase, startThrowawayCluster } from "../helpers/postgres.ts";
 import { startReplicas } from "../helpers/replicas.ts";
 import { runCli, tempDir } from "../helpers/temp.ts";
 
 Deno.test("PostgreSQL restarted during a burst through HAProxy: 503 while down, none unaudited, every replica recovers by itself", async () => {
   await using database = await startThrowawayCluster();
-  const admin = postgres(database.adminUrl, { max: 1, onnotice: () => {} });
-  await admin`CREATE DATABASE sergo`;
-  await admin.end();
-  const databaseUrl = database.adminUrl.replace(/\/postgres$/, "/sergo");
+  const databaseUrl = await createSergoDatabase(database);
   await using scratch = await tempDir();
   const cli = async (...args: string[]) => {
     const result = await runCli([...args, "--data", scratch.path], {

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import postgres from "postgres";
 import { loadConfig } from "../../src/config.ts";
 import { startServer } from "../../src/cli/serve.ts";
-import { startThrowawayCluster } from "../helpers/postgres.ts";
+import { createSergoDatabase, startThrowawayCluster } from "../helpers/postgres.ts";
 import { runCli, tempDir } from "../helpers/temp.ts";
 
 async function listDocuments(url: string, key: string): Promise<number> {
@@ -32,10 +32,7 @@ async function listDocuments(url: string, key: string): Promise<number> {
 
 Deno.test("PostgreSQL stopped under serve: calls get 503, none answered unaudited, and serve recovers by itself", async () => {
   await using cluster = await startThrowawayCluster();
-  const admin = postgres(cluster.adminUrl, { max: 1, onnotice: () => {} });
-  await admin`CREATE DATABASE sergo`;
-  await admin.end();
-  const url = cluster.adminUrl.replace(/\/postgres$/, "/sergo");
+  const url = await createSergoDatabase(cluster);
   await using dir = await tempDir();
   const env = { SERGO_DATABASE_URL: url };
   const cli = async (...args: string[]) => {

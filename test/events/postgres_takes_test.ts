@@ -14,7 +14,7 @@ import { openSqliteStore } from "../../events/sqlite_store.ts";
 import { RateRefusedError, type TokenTake } from "../../events/store.ts";
 import type { SergoEvent } from "../../events/types.ts";
 import { openSharedRateLimiter } from "../../src/mcp/shared_rate_limit.ts";
-import { startThrowawayCluster, testDatabase } from "../helpers/postgres.ts";
+import { createSergoDatabase, startThrowawayCluster, testDatabase } from "../helpers/postgres.ts";
 import { tempDir } from "../helpers/temp.ts";
 
 const meta = { time: "2026-12-01T12:00:00.000Z", actor: "test" };
@@ -103,10 +103,7 @@ Deno.test("PostgreSQL: in one group commit, appends whose key's bucket is empty 
 
 Deno.test("PostgreSQL stopped while a group commit with takes waits in it: every append of it fails and none is written; once back, appends and takes work", async () => {
   await using cluster = await startThrowawayCluster();
-  const admin = postgres(cluster.adminUrl, { max: 1, onnotice: () => {} });
-  await admin`CREATE DATABASE sergo`;
-  await admin.end();
-  const url = cluster.adminUrl.replace(/\/postgres$/, "/sergo");
+  const url = await createSergoDatabase(cluster);
   const store = await openPostgresStore(url, { connectTimeoutSeconds: 2 });
   try {
     await store.append("person-x", [personAdded(0)]);

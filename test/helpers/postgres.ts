@@ -181,3 +181,11 @@ export async function testDatabase(): Promise<{ url: string } & AsyncDisposable>
     },
   };
 }
+
+/** Creates a database named `sergo` on a throwaway cluster and returns its URL (the cluster's admin URL with that name). */
+export async function createSergoDatabase(cluster: ThrowawayCluster): Promise<string> {
+  const admin = postgres(cluster.adminUrl, { max: 1, onnotice: () => {} });
+  await admin`CREATE DATABASE sergo`;
+  await admin.end();
+  return cluster.adminUrl.replace(/\/postgres$/, "/sergo");
+}

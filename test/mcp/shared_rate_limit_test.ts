@@ -18,7 +18,7 @@ import { createAgentKey } from "../../src/domain/keys.ts";
 import { addPerson } from "../../src/domain/people.ts";
 import { createMcpEndpoint } from "../../src/mcp/endpoint.ts";
 import { openSharedRateLimiter } from "../../src/mcp/shared_rate_limit.ts";
-import { startThrowawayCluster, testDatabase } from "../helpers/postgres.ts";
+import { createSergoDatabase, startThrowawayCluster, testDatabase } from "../helpers/postgres.ts";
 import { tempDir } from "../helpers/temp.ts";
 import { post } from "./_fixture.ts";
 
@@ -172,10 +172,7 @@ Deno.test("shared buckets: a key refused here is answered again once its bucket 
 
 Deno.test("shared buckets: PostgreSQL stopped while calls wait in a group commit: every one is answered 503, none audited", async () => {
   await using cluster = await startThrowawayCluster();
-  const admin = postgres(cluster.adminUrl, { max: 1, onnotice: () => {} });
-  await admin`CREATE DATABASE sergo`;
-  await admin.end();
-  const url = cluster.adminUrl.replace(/\/postgres$/, "/sergo");
+  const url = await createSergoDatabase(cluster);
   await using dir = await tempDir();
   const { app, limiter, endpoint, keys } = await setUp(url, dir.path, 1, 100);
   try {

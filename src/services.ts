@@ -5,6 +5,7 @@
  * @module
  */
 import { join } from "node:path";
+import type postgres from "postgres";
 import type { DocumentRow } from "../projections/catalogue.ts";
 import { BlobStore } from "./blob_store.ts";
 import type { SergoApp } from "./app.ts";
@@ -48,6 +49,8 @@ export interface Services {
   transcriberMissing?: string | null;
   /** Counts failed console sign-ins: in PostgreSQL for all replicas on one, else in this process's memory. */
   signInThrottle: SignInCounter;
+  /** The pool of the counts replicas share in PostgreSQL (the rate limiter's); null embedded. */
+  sharedCounts: postgres.Sql | null;
   /** The console, when it is mounted. */
   console?: (request: Request) => Promise<Response>;
   health(): Promise<Record<string, unknown>>;
@@ -146,6 +149,7 @@ export async function createServices(
     },
     semantic,
     signInThrottle: limiter ? new SharedSignInThrottle(limiter.pool) : new SignInThrottle(),
+    sharedCounts: limiter?.pool ?? null,
     health: async () => {
       const converter = await converterChecked;
       return {

@@ -68,6 +68,7 @@ import {
 import { safeNext, signIn, signOut } from "./sign_in.ts";
 import type { SignInCounter } from "./sign_in_throttle.ts";
 import { clientAddress } from "../http/client_address.ts";
+import { DATABASE_UNREACHABLE, databaseUnreachable } from "../http/unavailable.ts";
 
 /** The console's request handler. */
 export type ConsoleHandler = (request: Request, info?: Deno.ServeHandlerInfo) => Promise<Response>;
@@ -100,7 +101,30 @@ export function createConsole(services: Services, options: ConsoleOptions = {}):
   const linksInUse = new Set<string>();
   let assets: Promise<Assets> | null = null;
   const vendor = vendorFiles();
-  return async (request, info) => {
+  // The shared database out of reach (an append, a stored file): a page saying so, 503, not the server's JSON 500.
+  const handle: ConsoleHandler = async (request, info) => {
+    try {
+      return await answer(request, info);
+    } catch (error) {
+      if (!databaseUnreachable(error)) throw error;
+      const path = new URL(request.url).pathname;
+      const context = pageContext(
+        csrfToken(request).token,
+        null,
+        path,
+        (await (assets ??= loadAssets())).version,
+      );
+      const headers = pageHeaders("text/html; charset=utf-8");
+      const page = NotFoundPage({
+        context,
+        title: "Sergo cannot reach its database",
+        message: DATABASE_UNREACHABLE,
+        back: path,
+      });
+      return new Response(`<!doctype html>${renderToString(page)}`, { status: 503, headers });
+    }
+  };
+  const answer: ConsoleHandler = async (request, info) => {
     const url = new URL(request.url);
     const path = url.pathname;
     const loaded = await (assets ??= loadAssets());
@@ -210,9 +234,11 @@ export function createConsole(services: Services, options: ConsoleOptions = {}):
           const person = await addFirstAdministrator(services.app, { name, email, passwordHash: hash });
           return await signedIn(person.person_id);
         } catch (error) {
-          if (!(error instanceof DomainError)) throw error;
+          const unreachable = databaseUnreachable(error);
+          if (!(error instanceof DomainError) && !unreachable) throw error;
+          // Refused, or not written: the setup address works again.
           if (!anyPerson(services.app.db)) setupHash = hashSecret(token);
-          return again(`${error.message}.`);
+          return unreachable ? again(DATABASE_UNREACHABLE, 503) : again(`${(error as Error).message}.`);
         }
       }
       const link = findPasswordLink(services.app, token);
@@ -453,6 +479,7 @@ export function createConsole(services: Services, options: ConsoleOptions = {}):
     }
     return notHere();
   };
+  return handle;
 }
 
 /** The window of pages shown on a document's page: the 50 that hold `page` (default the first). */

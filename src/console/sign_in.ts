@@ -11,6 +11,7 @@ import { issueLoginToken, LOGIN_TOKEN_LIFETIME_MS, revokeLoginToken } from "../d
 import type { Services } from "../services.ts";
 import { currentSession, isSecure, sessionCookie } from "./session.ts";
 import { describeWait, type SignInCounter } from "./sign_in_throttle.ts";
+import { DATABASE_UNREACHABLE, databaseUnreachable, LIMIT_UNCHECKED } from "../http/unavailable.ts";
 
 /** What a sign-in attempt came to. */
 export type SignInResult =
@@ -45,8 +46,15 @@ export async function signIn(
   if (email.length > 320 || form.password.length > 1024) {
     return { ok: false, status: 400, message: "The email or password is too long.", email };
   }
-  // Counted before the hash runs: parallel attempts cannot all pass while it does.
-  const reservation = await options.throttle.reserve({ email, address: options.address });
+  // Counted before the hash runs: parallel attempts cannot all pass while it does. The shared count (in
+  // PostgreSQL) out of reach refuses the attempt rather than let it go uncounted.
+  let reservation: Awaited<ReturnType<SignInCounter["reserve"]>>;
+  try {
+    reservation = await options.throttle.reserve({ email, address: options.address });
+  } catch (error) {
+    if (!databaseUnreachable(error)) throw error;
+    return { ok: false, status: 503, message: LIMIT_UNCHECKED, email };
+  }
   if ("waitMs" in reservation) {
     return {
       ok: false,
@@ -61,12 +69,14 @@ export async function signIn(
     ? (await verifyPassword(form.password, await (dummyHash ??= hashPassword("not a password"))), false)
     : await verifyPassword(form.password, stored);
   if (!person || !good) return { ok: false, status: 401, message: "The email or password is wrong.", email };
-  await reservation.succeed();
-  const token = await issueLoginToken(
-    services.app,
-    { personId: person.person_id },
-    `person-${person.person_id}`,
-  );
+  let token: Awaited<ReturnType<typeof issueLoginToken>>;
+  try {
+    await reservation.succeed();
+    token = await issueLoginToken(services.app, { personId: person.person_id }, `person-${person.person_id}`);
+  } catch (error) {
+    if (!databaseUnreachable(error)) throw error;
+    return { ok: false, status: 503, message: DATABASE_UNREACHABLE, email };
+  }
   return {
     ok: true,
     cookie: sessionCookie(token.value, {

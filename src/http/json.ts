@@ -4,6 +4,7 @@
  * @module
  */
 import { DomainError } from "../domain/errors.ts";
+import { DATABASE_UNREACHABLE, databaseUnreachable } from "./unavailable.ts";
 
 /** A JSON response. */
 export function json(body: unknown, status = 200, headers: HeadersInit = {}): Response {
@@ -27,9 +28,13 @@ export function notFound(): Response {
   return errorResponse(404, "not_found", "Nothing here — see /api/openapi.json for the API");
 }
 
-/** Turns a thrown error into a response: domain errors keep their status; others are 500 without details. */
+/**
+ * Turns a thrown error into a response: domain errors keep their status; the
+ * shared database out of reach is 503 in one sentence; others are 500 without details.
+ */
 export function errorToResponse(error: unknown): Response {
   if (error instanceof DomainError) return errorResponse(error.status, error.code, error.message);
+  if (databaseUnreachable(error)) return errorResponse(503, "unavailable", DATABASE_UNREACHABLE);
   console.error("Request failed:", error);
   return errorResponse(
     500,

@@ -40,6 +40,7 @@ import { type McpSettings, mcpSettings } from "./settings.ts";
 import type { PageViewer } from "./tools/tool.ts";
 import type { SemanticSearch } from "../search/semantic.ts";
 import { readBodyText } from "../http/read_body.ts";
+import { LIMIT_UNCHECKED } from "../http/unavailable.ts";
 import { DomainError } from "../domain/errors.ts";
 import { nestsDeeperThan } from "../../events/json_depth.ts";
 import { MAX_MESSAGE_DEPTH } from "./limits.ts";
@@ -191,7 +192,7 @@ export function createMcpEndpoint(deps: McpDeps): (request: Request) => Promise<
         rate = await limiter.take(keyId, now.getTime());
       } catch {
         // The shared buckets are in PostgreSQL: when it is away, so is the audit, and the call would fail anyway.
-        return rpcError(503, -32000, "The rate limit cannot be checked now: the database is unreachable.");
+        return rpcError(503, -32000, LIMIT_UNCHECKED);
       }
       return rate.allowed ? null : tooMany(rate.retryAfterSeconds);
     };

@@ -39,6 +39,7 @@ import {
   ConsentPage,
 } from "./consent.tsx";
 import { pickableDocuments } from "../../console/page_data.ts";
+import { DATABASE_UNREACHABLE, databaseUnreachable } from "../../http/unavailable.ts";
 
 const MAX_FORM_BYTES = 16 * 1024;
 const CHALLENGE = /^[A-Za-z0-9_-]{43,128}$/;
@@ -180,7 +181,7 @@ export function createAuthorize(
     }
     const person = session.person;
     const db = services.app.db;
-    const page = (error?: string, draft?: ConsentDraft) =>
+    const page = (error?: string, draft?: ConsentDraft, status = error ? 400 : 200) =>
       render(
         ConsentPage({
           context,
@@ -193,7 +194,7 @@ export function createAuthorize(
           error,
           draft,
         }),
-        error ? 400 : 200,
+        status,
         fields.redirect_uri,
       );
     if (request.method === "GET") return page();
@@ -238,28 +239,34 @@ export function createAuthorize(
       }
     } catch (error) {
       if (error instanceof DomainError) return page(error.message, draft);
+      if (databaseUnreachable(error)) return page(DATABASE_UNREACHABLE, draft, 503);
       throw error;
     }
     const code = newSecret(CODE_PREFIX);
     const grantId = newId();
     const now = services.app.now();
-    await services.app.append(`grant-${grantId}`, [{
-      type: "OAuthGranted",
-      data: {
-        grant_id: grantId,
-        key_id: keyId,
-        person_id: person.person_id,
-        client_id: client.client_id,
-        client_name: client.client_name,
-        metadata_url: client.metadata_url,
-        redirect_uri: fields.redirect_uri,
-        resource: fields.resource,
-        code_hash: code.hash,
-        code_challenge: fields.code_challenge,
-        code_expires_at: new Date(now.getTime() + settings.codeSeconds * 1000).toISOString(),
-      },
-      metadata: services.app.meta(actor),
-    }], { expectedVersion: "no_stream" });
+    try {
+      await services.app.append(`grant-${grantId}`, [{
+        type: "OAuthGranted",
+        data: {
+          grant_id: grantId,
+          key_id: keyId,
+          person_id: person.person_id,
+          client_id: client.client_id,
+          client_name: client.client_name,
+          metadata_url: client.metadata_url,
+          redirect_uri: fields.redirect_uri,
+          resource: fields.resource,
+          code_hash: code.hash,
+          code_challenge: fields.code_challenge,
+          code_expires_at: new Date(now.getTime() + settings.codeSeconds * 1000).toISOString(),
+        },
+        metadata: services.app.meta(actor),
+      }], { expectedVersion: "no_stream" });
+    } catch (error) {
+      if (databaseUnreachable(error)) return page(DATABASE_UNREACHABLE, draft, 503);
+      throw error;
+    }
     return redirect(backToApp(fields.redirect_uri, { code: code.value, state: fields.state }, issuer));
   };
 }

@@ -16,6 +16,7 @@ import { CSRF_COOKIE, type Services } from "../../services.ts";
 import {
   ACCESS_PREFIX,
   DEFAULT_OAUTH_SETTINGS,
+  oauthError,
   type OAuthSettings,
   readSmallBody,
   resourceMetadataUrl,
@@ -32,6 +33,7 @@ import {
 import { createRegistration } from "./registration.ts";
 import { createRevocationEndpoint, createTokenEndpoint } from "./token.ts";
 import { clientAddress } from "../../http/client_address.ts";
+import { DATABASE_UNREACHABLE, databaseUnreachable } from "../../http/unavailable.ts";
 
 export { DEFAULT_OAUTH_SETTINGS, type OAuthSettings } from "./_shared.ts";
 
@@ -57,7 +59,7 @@ export function createOAuth(services: Services, partial: Partial<OAuthSettings> 
   const app = services.app;
   const clients = new ClientDirectory(app.db, settings);
   const authorize = createAuthorize(services, settings, clients);
-  const register = createRegistration(app, settings);
+  const register = createRegistration(app, settings, services.sharedCounts);
   const token = createTokenEndpoint(app, settings);
   const revoke = createRevocationEndpoint(app);
 
@@ -115,30 +117,47 @@ export function createOAuth(services: Services, partial: Partial<OAuthSettings> 
   return {
     check,
     async handle(request, info) {
-      const path = new URL(request.url).pathname;
-      const oauthPath = path.startsWith("/oauth/") || path === AUTHORIZATION_SERVER_PATH ||
-        path.startsWith(PROTECTED_RESOURCE_PATH);
-      if (!oauthPath) return null;
-      if (request.method === "OPTIONS" && path !== "/oauth/authorize") {
-        return new Response(null, { status: 204, headers: CORS_PREFLIGHT });
+      try {
+        return await route(request, info);
+      } catch (error) {
+        // The shared database out of reach (a grant or token to append): 503 in one sentence, not a JSON 500.
+        if (!databaseUnreachable(error)) throw error;
+        const path = new URL(request.url).pathname;
+        if (path === "/oauth/token" || path === "/oauth/revoke" || path === "/oauth/register") {
+          return oauthError(503, "temporarily_unavailable", DATABASE_UNREACHABLE);
+        }
+        return new Response(DATABASE_UNREACHABLE, {
+          status: 503,
+          headers: { "content-type": "text/plain; charset=utf-8" },
+        });
       }
-      if (path.startsWith(PROTECTED_RESOURCE_PATH)) {
-        if (request.method !== "GET" && request.method !== "HEAD") return null;
-        return protectedResourceMetadata(settings, request, path);
-      }
-      if (path === AUTHORIZATION_SERVER_PATH) {
-        if (request.method !== "GET" && request.method !== "HEAD") return null;
-        return authorizationServerMetadata(settings, request);
-      }
-      if (path === "/oauth/authorize") return await authorize(request);
-      if (path === "/oauth/token") return await token(request);
-      if (path === "/oauth/revoke") return await revoke(request);
-      if (path === "/oauth/register") {
-        return await register(request, clientAddress(request, info, services.config.trustedProxies));
-      }
-      const revokeMatch = /^\/oauth\/grants\/([A-Za-z0-9]{1,64})\/revoke$/.exec(path);
-      if (revokeMatch && request.method === "POST") return await revokeFromConsole(request, revokeMatch[1]!);
-      return null;
     },
   };
+
+  async function route(request: Request, info?: Deno.ServeHandlerInfo): Promise<Response | null> {
+    const path = new URL(request.url).pathname;
+    const oauthPath = path.startsWith("/oauth/") || path === AUTHORIZATION_SERVER_PATH ||
+      path.startsWith(PROTECTED_RESOURCE_PATH);
+    if (!oauthPath) return null;
+    if (request.method === "OPTIONS" && path !== "/oauth/authorize") {
+      return new Response(null, { status: 204, headers: CORS_PREFLIGHT });
+    }
+    if (path.startsWith(PROTECTED_RESOURCE_PATH)) {
+      if (request.method !== "GET" && request.method !== "HEAD") return null;
+      return protectedResourceMetadata(settings, request, path);
+    }
+    if (path === AUTHORIZATION_SERVER_PATH) {
+      if (request.method !== "GET" && request.method !== "HEAD") return null;
+      return authorizationServerMetadata(settings, request);
+    }
+    if (path === "/oauth/authorize") return await authorize(request);
+    if (path === "/oauth/token") return await token(request);
+    if (path === "/oauth/revoke") return await revoke(request);
+    if (path === "/oauth/register") {
+      return await register(request, clientAddress(request, info, services.config.trustedProxies));
+    }
+    const revokeMatch = /^\/oauth\/grants\/([A-Za-z0-9]{1,64})\/revoke$/.exec(path);
+    if (revokeMatch && request.method === "POST") return await revokeFromConsole(request, revokeMatch[1]!);
+    return null;
+  }
 }

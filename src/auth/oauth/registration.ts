@@ -8,14 +8,14 @@
  */
 import type { SergoApp } from "../../app.ts";
 import { randomId } from "../../domain/ids.ts";
+import type postgres from "postgres";
+import { isLoopbackHost, jsonAnswer, oauthError, type OAuthSettings, readSmallBody } from "./_shared.ts";
 import {
-  HourlyLimit,
-  isLoopbackHost,
-  jsonAnswer,
-  oauthError,
-  type OAuthSettings,
-  readSmallBody,
-} from "./_shared.ts";
+  LocalRegistrationLimit,
+  type RegistrationCounter,
+  SharedRegistrationLimit,
+} from "./registration_limit.ts";
+import { databaseUnreachable, LIMIT_UNCHECKED } from "../../http/unavailable.ts";
 
 const MAX_BODY_BYTES = 16 * 1024;
 /** Registrations over all addresses per hour, so a spread-out flood is bounded too. */
@@ -39,17 +39,30 @@ export function redirectUriProblem(raw: string): string | null {
   return null; // an app's own scheme, such as cursor:// or vscode://
 }
 
-/** Builds the registration endpoint. */
+/**
+ * Builds the registration endpoint. With `shared` (the pool of the counts
+ * replicas share in PostgreSQL) the limits are counted there for every
+ * replica; without, in this process.
+ */
 export function createRegistration(
   app: SergoApp,
   settings: OAuthSettings,
+  shared: postgres.Sql | null = null,
 ): (request: Request, address: string) => Promise<Response> {
-  const perAddress = new HourlyLimit(settings.registrationsPerHour);
-  const overall = new HourlyLimit(GLOBAL_PER_HOUR);
+  const limit: RegistrationCounter = shared
+    ? new SharedRegistrationLimit(shared, settings.registrationsPerHour, GLOBAL_PER_HOUR)
+    : new LocalRegistrationLimit(settings.registrationsPerHour, GLOBAL_PER_HOUR);
   return async (request, address) => {
     if (request.method !== "POST") return oauthError(405, "invalid_request", "Register with POST.");
     const now = app.now();
-    if (!perAddress.take(address, now.getTime()) || !overall.take("*", now.getTime())) {
+    let allowed: boolean;
+    try {
+      allowed = await limit.take(address, now.getTime());
+    } catch (error) {
+      if (!databaseUnreachable(error)) throw error;
+      return oauthError(503, "temporarily_unavailable", LIMIT_UNCHECKED);
+    }
+    if (!allowed) {
       return jsonAnswer(
         {
           error: "slow_down",
@@ -106,6 +119,7 @@ export function createRegistration(
     const hosts = (uris as string[]).map((u) => new URL(u).host || new URL(u).protocol);
     const clientName = (rawName || hosts[0] || "An app").slice(0, 200);
     const clientId = `sgc_${randomId(24)}`;
+    // (The database out of reach here is answered 503 by the OAuth server, mod.ts.)
     await app.append(`client-${clientId}`, [{
       type: "OAuthClientRegistered",
       data: { client_id: clientId, client_name: clientName, redirect_uris: uris as string[] },

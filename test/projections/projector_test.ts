@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import type { DatabaseSync } from "node:sqlite";
 import { ALL_PROJECTIONS } from "../../projections/all.ts";
+import { openProjector } from "../../projections/projector.ts";
 import {
   getDocument,
   getFolderByPath,
@@ -195,5 +197,30 @@ Deno.test("events appended by another process reach a running app within one sec
     assert.ok(getFolderByPath(app.db, person.person_id, "Reports/2026"));
   } finally {
     await app.close();
+  }
+});
+
+Deno.test("the projections database's page cache grows with its file, from SQLite's 2 MiB, a fortieth of it", async () => {
+  await using dir = await tempDir();
+  {
+    const path = join(dir.path, "projections.db");
+    const small = openProjector(path, []);
+    const cacheOf = (db: DatabaseSync) =>
+      (db.prepare("PRAGMA cache_size").get() as { cache_size: number }).cache_size;
+    assert.equal(cacheOf(small.db), -2048);
+    // 200 MB of rows: a fortieth is 5,000 KiB (and the store's own pages a little more).
+    small.db.exec(
+      `CREATE TABLE filler (b BLOB);
+       WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200)
+       INSERT INTO filler SELECT zeroblob(1000000) FROM n`,
+    );
+    small.close();
+    const grown = openProjector(path, []);
+    try {
+      const kib = -cacheOf(grown.db);
+      assert.ok(kib >= 4_880 && kib <= 4_950, `cache ${kib} KiB`);
+    } finally {
+      grown.close();
+    }
   }
 });

@@ -7,7 +7,6 @@
  *
  * @module
  */
-import { createMcpEndpoint } from "../../src/mcp/endpoint.ts";
 import { Fixture } from "../mcp/_fixture.ts";
 
 const fixture = await Fixture.open();
@@ -18,11 +17,7 @@ const { value } = await fixture.agentKey(person, "conformance", "Decks for the c
   folders: [folder],
   documents: [],
 });
-const endpoint = createMcpEndpoint({
-  db: fixture.db,
-  store: fixture.store,
-  settings: { rateLimitPerSecond: 10_000 },
-});
+const endpoint = fixture.endpoint();
 
 function withKey(request: Request): Request {
   const headers = new Headers(request.headers);

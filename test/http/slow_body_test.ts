@@ -7,7 +7,6 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { BlobStore } from "../../src/blob_store.ts";
 import { streamUploads } from "../../src/http/uploads.ts";
-import { createMcpEndpoint } from "../../src/mcp/endpoint.ts";
 import { Fixture } from "../mcp/_fixture.ts";
 import { tempDir } from "../helpers/temp.ts";
 
@@ -35,11 +34,7 @@ Deno.test("/mcp: a body that stops, or trickles a byte at a time, is answered 40
   const fixture = await Fixture.open();
   const ava = await fixture.person("Ava Bennett");
   const { value: key } = await fixture.agentKey(ava, "notes", "", { folders: [], documents: [] });
-  const endpoint = createMcpEndpoint({
-    db: fixture.db,
-    store: fixture.store,
-    settings: { rateLimitPerSecond: 10_000, bodyTimeoutMs: 300 },
-  });
+  const endpoint = fixture.endpoint({ bodyTimeoutMs: 300 });
   for (const everyMs of [null, 50]) {
     const { body, cancelled } = stalling('{"jsonrpc":"2.0","id":1,', everyMs);
     const started = Date.now();

@@ -22,6 +22,8 @@ import { createExtractionPool, type ExtractionPool } from "../../src/processing/
 import { ProcessingWorker } from "../../src/workers/processing_worker.ts";
 import { PdfCopyWorker } from "../../src/workers/pdf_copy_worker.ts";
 import { needs } from "../helpers/dependencies.ts";
+import { createMcpEndpoint } from "../../src/mcp/endpoint.ts";
+import type { McpSettings } from "../../src/mcp/settings.ts";
 
 /** The corpus folder. */
 export const CORPUS = new URL("../../../shared/corpus/", import.meta.url);
@@ -65,6 +67,18 @@ export class Fixture {
 
   get projector() {
     return this.app.projector;
+  }
+
+  /**
+   * The MCP endpoint over this fixture's projections and log, with a rate
+   * limit no test reaches (10,000 a second) unless `settings` sets it.
+   */
+  endpoint(settings: Partial<McpSettings> = {}): (request: Request) => Promise<Response> {
+    return createMcpEndpoint({
+      db: this.db,
+      store: this.store,
+      settings: { rateLimitPerSecond: 10_000, ...settings },
+    });
   }
 
   get blobs(): BlobStore {

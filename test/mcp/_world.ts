@@ -5,7 +5,6 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { createMcpEndpoint } from "../../src/mcp/endpoint.ts";
 import { Fixture } from "./_fixture.ts";
 
 /** Ids and key values of the shared data set. */
@@ -112,10 +111,6 @@ export async function buildWorldEndpoint(): Promise<
   World & { endpoint: (request: Request) => Promise<Response> }
 > {
   const world = await buildWorld();
-  const endpoint = createMcpEndpoint({
-    db: world.fixture.db,
-    store: world.fixture.store,
-    settings: { rateLimitPerSecond: 10_000 },
-  });
+  const endpoint = world.fixture.endpoint();
   return { ...world, endpoint };
 }

@@ -6,7 +6,6 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { createMcpEndpoint } from "../../src/mcp/endpoint.ts";
 import { openProjector } from "../../projections/projector.ts";
 import { ALL_PROJECTIONS } from "../../projections/all.ts";
 import { callTool, Fixture } from "./_fixture.ts";
@@ -20,11 +19,7 @@ async function openWorld() {
     folders: [notes],
     documents: [],
   });
-  const endpoint = createMcpEndpoint({
-    db: fixture.db,
-    store: fixture.store,
-    settings: { rateLimitPerSecond: 10_000 },
-  });
+  const endpoint = fixture.endpoint();
   return {
     fixture,
     ava,

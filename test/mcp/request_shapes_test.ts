@@ -8,7 +8,6 @@
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 import { join } from "node:path";
-import { createMcpEndpoint } from "../../src/mcp/endpoint.ts";
 import { Fixture, post } from "./_fixture.ts";
 
 /** Each test's own data: Ava and a key over a thread writer, and `answer` to post to its endpoint. */
@@ -19,11 +18,7 @@ async function openWorld() {
     folders: [],
     documents: [],
   });
-  const endpoint = createMcpEndpoint({
-    db: fixture.db,
-    store: fixture.store,
-    settings: { rateLimitPerSecond: 10_000, answerTimeoutMs: 300 },
-  });
+  const endpoint = fixture.endpoint({ answerTimeoutMs: 300 });
 
   /** The answer, or a failure (not a hang) when none comes within five seconds. */
   async function answer(body: string, headers: Record<string, string> = {}): Promise<[number, string]> {

@@ -3,7 +3,6 @@
  * asked in another inflected form than the page's finds that page.
  */
 import assert from "node:assert/strict";
-import { createMcpEndpoint } from "../../src/mcp/endpoint.ts";
 import { callTool, Fixture } from "./_fixture.ts";
 
 interface Group {
@@ -21,11 +20,7 @@ Deno.test("a Russian question in other cases than the page's finds that page fir
       folders: [folder],
       documents: [],
     });
-    const endpoint = createMcpEndpoint({
-      db: fixture.db,
-      store: fixture.store,
-      settings: { rateLimitPerSecond: 10_000 },
-    });
+    const endpoint = fixture.endpoint();
     const search = async (query: string): Promise<Group[]> => {
       const result = await callTool(endpoint, key.value, "search", { query });
       assert.equal(result.isError, false);

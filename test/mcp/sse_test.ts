@@ -5,7 +5,6 @@
  * their key, a bounded number per key, ended when the key stops working.
  */
 import assert from "node:assert/strict";
-import { createMcpEndpoint } from "../../src/mcp/endpoint.ts";
 import {
   agentKeyAuthenticator,
   createSseTransport,
@@ -29,11 +28,7 @@ interface Served extends AsyncDisposable {
 
 async function serve(options: { maxSessionsPerKey?: number } = {}): Promise<Served> {
   const world = await buildWorld();
-  const mcp = createMcpEndpoint({
-    db: world.fixture.db,
-    store: world.fixture.store,
-    settings: { rateLimitPerSecond: 10_000 },
-  });
+  const mcp = world.fixture.endpoint();
   const sse = createSseTransport({
     mcp,
     authenticate: agentKeyAuthenticator(world.fixture.db),

@@ -32,6 +32,9 @@ export function sizePageCache(db: DatabaseSync): number {
   return kib;
 }
 
+/** The page cache is sized again after this many events applied (and when the projector opens). */
+const RESIZE_EVERY = 5_000;
+
 /** Options of {@linkcode openProjector}. */
 export interface ProjectorOptions {
   /** Called after each batch with the position reached and the log's head. */
@@ -60,6 +63,8 @@ export class Projector {
   #checkpoints = new Map<string, number>();
   #handlesByProjection = new Map<string, ReadonlySet<string>>();
   #failure: Error | null = null;
+  /** Events applied since the page cache was last sized. */
+  #sinceSized = 0;
 
   /** Opens the projector; prefer {@linkcode openProjector}. */
   constructor(path: string, projections: readonly Projection[], options: ProjectorOptions = {}) {
@@ -123,8 +128,13 @@ export class Projector {
       applied += events.length;
       this.#options.onProgress?.(this.position, Math.max(head, this.position));
     }
-    // A store grows while it serves: its cache grows with it, not only at the next start.
-    if (applied > 0) sizePageCache(this.db);
+    // A store grows while it serves: its cache grows with it, not only at the next start. Every audited
+    // call is an event caught up on its own, so the file's size is read again only every few thousand.
+    this.#sinceSized += applied;
+    if (this.#sinceSized >= RESIZE_EVERY) {
+      sizePageCache(this.db);
+      this.#sinceSized = 0;
+    }
     return applied;
   }
 

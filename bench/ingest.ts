@@ -13,7 +13,7 @@
  */
 import { createExtractionPool } from "../src/processing/worker_pool.ts";
 
-const CORPUS = new URL("../../shared/corpus/", import.meta.url).pathname;
+const CORPUS = new URL("../test/corpus/", import.meta.url).pathname;
 
 function corpusFiles(folder: string, quick: boolean): string[] {
   const root = Deno.env.get("SERGO_CORPUS") ?? CORPUS;

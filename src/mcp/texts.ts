@@ -1,6 +1,6 @@
 /**
  * Every text the MCP server sends, in one place, to read side by side with
- * `reference/sergo-mcp-reference.txt`: the instructions, the four tool
+ * `docs/reference/sergo-mcp-reference.txt`: the instructions, the four tool
  * descriptions and input schemas, and every message a tool answers with.
  *
  * The key's name, description and folder names are written into some of

@@ -6,7 +6,7 @@ import { BLOB_CHUNK_BYTES, openPostgresBlobStore } from "../../src/postgres_blob
 import { testDatabase } from "../helpers/postgres.ts";
 import { tempDir } from "../helpers/temp.ts";
 
-const CORPUS = new URL("../../../shared/corpus/", import.meta.url);
+const CORPUS = new URL("../corpus/", import.meta.url);
 
 Deno.test("PostgreSQL blobs: a corpus PDF and a 5.5 MiB upload round-trip, named by their sha256, in 1 MiB chunks", async () => {
   await using db = await testDatabase();

@@ -24,7 +24,7 @@ import { callTool } from "../helpers/mcp_http.ts";
 import { type Replicas, testReplicas } from "../helpers/replicas.ts";
 import { runCli, tempDir } from "../helpers/temp.ts";
 
-const CORPUS = new URL("../../../shared/corpus/text/", import.meta.url).pathname;
+const CORPUS = new URL("../corpus/text/", import.meta.url).pathname;
 const RFC = "rfc7754-technical-considerations.txt";
 const UDHR = "udhr-article-1-all-languages.txt";
 

@@ -10,7 +10,7 @@ import postgres from "postgres";
 import { testDatabase } from "../helpers/postgres.ts";
 import { runCli, tempDir } from "../helpers/temp.ts";
 
-const CORPUS = new URL("../../../shared/corpus/", import.meta.url);
+const CORPUS = new URL("../corpus/", import.meta.url);
 
 Deno.test("sergo migrate copies an embedded install into PostgreSQL: the same log head, the same projections digest, the same blobs", async () => {
   await using source = await tempDir();

@@ -88,7 +88,7 @@ Deno.test("two serve replicas on one PostgreSQL log: an upload through one is re
     "Energy outlooks",
   );
   const personal = await cli("personal-key", "add", "--person", "ava@example.com");
-  const original = new URL("../../../shared/corpus/text/", import.meta.url);
+  const original = new URL("../corpus/text/", import.meta.url);
   let file = "";
   for await (const entry of Deno.readDir(original)) if (!file && entry.isFile) file = entry.name;
   const uploadedPath = new URL(file, original).pathname;

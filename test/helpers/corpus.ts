@@ -1,6 +1,6 @@
 /**
- * Where the shared corpus is: `shared/corpus` beside the repository (as in a
- * work tree and in CI), or `SERGO_CORPUS` when set.
+ * Where the test corpus is: `test/corpus` in the repository (real files with
+ * their sources and licenses in `MANIFEST.tsv`), or `SERGO_CORPUS` when set.
  *
  * @module
  */
@@ -12,7 +12,7 @@ export const CORPUS_DIR: string = (() => {
     const fromEnv = Deno.env.get("SERGO_CORPUS");
     if (fromEnv) return fromEnv.replace(/\/$/, "");
   } catch {
-    // No env permission: use the folder beside the repository.
+    // No env permission: use the repository's copy.
   }
-  return fileURLToPath(new URL("../../../shared/corpus", import.meta.url));
+  return fileURLToPath(new URL("../corpus", import.meta.url));
 })();

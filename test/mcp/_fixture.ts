@@ -26,10 +26,10 @@ import { createMcpEndpoint } from "../../src/mcp/endpoint.ts";
 import type { McpSettings } from "../../src/mcp/settings.ts";
 
 /** The corpus folder. */
-export const CORPUS = new URL("../../../shared/corpus/", import.meta.url);
+export const CORPUS = new URL("../corpus/", import.meta.url);
 
 /** The MCP reference. */
-export const REFERENCE = new URL("../../../shared/reference/sergo-mcp-reference.txt", import.meta.url);
+export const REFERENCE = new URL("../../docs/reference/sergo-mcp-reference.txt", import.meta.url);
 
 let people = 0;
 

@@ -66,7 +66,7 @@ async function run(
   return { code: out.signal === "SIGKILL" ? -1 : out.code, output };
 }
 
-/** Copies the repository's files (tracked and new, not ignored) beside a link to `shared/`. */
+/** Copies the repository's files (tracked and new, not ignored): the corpus and reference come with them. */
 async function scratchCopy(): Promise<{ repo: string; dir: string }> {
   const dir = await Deno.makeTempDir({ prefix: "sergo-mutate-" });
   const repo = join(dir, "repo");
@@ -79,7 +79,6 @@ async function scratchCopy(): Promise<{ repo: string; dir: string }> {
     await Deno.mkdir(dirname(join(repo, path)), { recursive: true });
     await Deno.copyFile(from, join(repo, path));
   }
-  await Deno.symlink(await Deno.realPath(join(ROOT, "../shared")), join(dir, "shared"));
   return { repo, dir };
 }
 

@@ -4,7 +4,7 @@
  * app itself where it runs here (mcp-remote from npm for Claude Desktop, the
  * Python and TypeScript SDK snippets run as written), otherwise by the
  * official SDK client with exactly the URL and headers the snippet gives.
- * The README shows the same snippets.
+ * docs/connecting-agents.md shows the same snippets.
  */
 import assert from "node:assert/strict";
 import { assertAll } from "../helpers/assert_all.ts";
@@ -324,10 +324,10 @@ Deno.test({
   },
 });
 
-Deno.test("the README shows the console's snippets, word for word", async () => {
-  const readme = await Deno.readTextFile(new URL("../../README.md", import.meta.url));
+Deno.test("the docs show the console's snippets, word for word", async () => {
+  const docs = await Deno.readTextFile(new URL("../../docs/connecting-agents.md", import.meta.url));
   for (const snippet of connectionSnippets("energy-outlooks", "https://sergo.example.com", "<agent key>")) {
-    assert.ok(readme.includes(snippet.text), `the README shows the ${snippet.app} snippet`);
+    assert.ok(docs.includes(snippet.text), `docs/connecting-agents.md shows the ${snippet.app} snippet`);
   }
 });
 

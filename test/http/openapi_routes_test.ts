@@ -180,11 +180,18 @@ Deno.test({
     note("GET", resource[1]!, "the MCP 401");
     note("POST", "/mcp", "the MCP endpoint");
 
-    // 3. Paths the README gives, and path literals of the dispatching code, that the server answers.
+    // 3. Paths the README and the docs give, and path literals of the dispatching code, that the server answers.
     const candidates = new Map<string, string>();
-    const readme = await Deno.readTextFile(new URL("README.md", ROOT));
-    for (const [, path] of readme.matchAll(/`(?:GET |POST |PATCH |DELETE )?(\/[A-Za-z0-9._~\-\/{}:]+)/g)) {
-      candidates.set(path!.replace(/\{\w+\}|:\w+/g, NO_ID), "the README");
+    const pages = [
+      "README.md",
+      ...[...Deno.readDirSync(new URL("docs/", ROOT))].filter((e) => e.name.endsWith(".md"))
+        .map((e) => `docs/${e.name}`),
+    ];
+    for (const page of pages) {
+      const text = await Deno.readTextFile(new URL(page, ROOT));
+      for (const [, path] of text.matchAll(/`(?:GET |POST |PATCH |DELETE )?(\/[A-Za-z0-9._~\-\/{}:]+)/g)) {
+        candidates.set(path!.replace(/\{\w+\}|:\w+/g, NO_ID), page);
+      }
     }
     for (const file of DISPATCHERS) {
       for (const path of pathLiterals(await Deno.readTextFile(new URL(file, ROOT)))) {

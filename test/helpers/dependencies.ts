@@ -317,7 +317,9 @@ export async function needs(name: DependencyName): Promise<string> {
 
 if (import.meta.main) {
   const located = Deno.args.includes("--located");
-  const asked = Deno.args.filter((arg) => arg !== "--located");
+  // `--quiet` (before the tests run, from `deno task test`): only what is missing, then one line saying so.
+  const quiet = Deno.args.includes("--quiet");
+  const asked = Deno.args.filter((arg) => arg !== "--located" && arg !== "--quiet");
   const unknown = asked.filter((arg) => !(arg in DEPENDENCIES));
   if (unknown.length > 0) {
     console.error(
@@ -335,11 +337,17 @@ if (import.meta.main) {
       continue;
     }
     const found = await probe(name);
-    if (found.ok) console.log(`${name}: ${found.path} (${found.version})`);
-    else {
+    if (found.ok) {
+      if (!quiet) console.log(`${name}: ${found.path} (${found.version})`);
+    } else {
       missing++;
       console.error(`${name}: ${found.reason}`);
     }
+  }
+  if (quiet && missing > 0) {
+    console.error(
+      `The tests need ${missing} more program(s), above: install them (the README lists them) or run .ci/run.`,
+    );
   }
   Deno.exit(missing > 0 ? 1 : 0);
 }

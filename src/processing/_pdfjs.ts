@@ -47,6 +47,18 @@ const PATCH_POINT = "if (maxImageSize !== -1 && w * h > maxImageSize) {";
 const TEXT_PATCH_POINT = `currentTextState ||= textState.clone();
         const fn = operation.fn;
         args = operation.args;`;
+/**
+ * Where the text pass adds a glyph's text. A ligature of a right-to-left script
+ * (Arabic lam-alef: لا, لأ, لإ, لآ) maps to several characters in reading order,
+ * but pdf.js reverses a right-to-left line's characters after joining them,
+ * which turns the ligature round (خلال read as خالل, بنغلاديش as بنغالديش: 8% of
+ * an Arabic report's words); poppler reads them the same wrong way. The patch
+ * turns such a glyph's text round first, so the line's reversal restores it.
+ */
+const LIGATURE_POINT = "textChunk.str.push(glyphUnicode);";
+const LIGATURE_REPLACEMENT =
+  "textChunk.str.push(glyphUnicode.length > 1 && /[\\u0590-\\u08ff\\ufb1d-\\ufdff\\ufe70-\\ufefc]/.test(glyphUnicode) " +
+  '? [...glyphUnicode].reverse().join("") : glyphUnicode);';
 /** Where pdf.js decompresses Flate and Brotli streams through a `DecompressionStream`. */
 const INFLATE_POINT =
   "const bytes = this.stream.isAsync ? await this.stream.asyncGetBytes() : this.stream.getBytes();";
@@ -149,6 +161,9 @@ async function install(): Promise<typeof pdfjs> {
             EMPTY_FORM_POINT,
             `if (!sinkWrapper.enqueueInvoked && !globalThis.${TEXT_OPERATOR_HOOK}) {`,
           );
+        }
+        if (code.split(LIGATURE_POINT).length === 2) {
+          code = code.replace(LIGATURE_POINT, () => LIGATURE_REPLACEMENT);
         }
         if (code.split(INFLATE_POINT).length === 2) {
           (globalThis as Record<string, unknown>)[INFLATE_HOOK] = inflate;

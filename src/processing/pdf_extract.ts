@@ -61,7 +61,8 @@ export function buildLines(runs: TextRun[]): string {
   let lastEndX = 0;
   let lastSize = 0;
   let breakNext = false;
-  for (const run of runs) {
+  for (const raw of runs) {
+    const run = withoutControls(raw);
     const [a = 1, b = 0, c = 0, d = 1, x = 0, y = 0] = run.transform;
     const size = Math.hypot(c, d) || Math.hypot(a, b) || 1;
     if (run.str.length === 0) {
@@ -87,6 +88,18 @@ export function buildLines(runs: TextRun[]): string {
   }
   if (lastY !== undefined) lines.push(line.trimEnd());
   return lines.join("\n").replace(/\n{3,}/g, "\n\n").trim();
+}
+
+/**
+ * Control characters in a run are glyphs with no text: LibreOffice writes the
+ * kashidas that justify Arabic lines as U+0001 glyphs, inside words (وق␁␁␁د).
+ * They are dropped, so the letters around them stay one word; a tab is a space.
+ */
+function withoutControls(run: TextRun): TextRun {
+  // deno-lint-ignore no-control-regex
+  if (!/[\u0000-\u001f\u007f]/.test(run.str)) return run;
+  // deno-lint-ignore no-control-regex
+  return { ...run, str: run.str.replaceAll("\t", " ").replace(/[\u0000-\u001f\u007f]/g, "") };
 }
 
 type Matrix = [number, number, number, number, number, number];

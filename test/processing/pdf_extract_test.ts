@@ -114,3 +114,30 @@ Deno.test("PDF lines: words drawn right to left, each a run with a gap before th
   assert.equal(buildLines([run("com", 100, 20), run("mittee", 120, 30)]), "committee");
   assert.equal(buildLines([run("ات", 500, 12), run("الوزار", 460, 40)]), "اتالوزار");
 });
+
+Deno.test("PDF lines: control glyphs inside a word (LibreOffice's kashidas in justified Arabic) keep it one word", () => {
+  const run = (str: string, x: number, width: number) => ({
+    str,
+    transform: [15.5, 0, 0, 15, x, 262.9],
+    width,
+    hasEOL: false,
+  });
+  // Page 101 of the Arabic UN report's PDF copy, as pdf.js reads it: U+0001 where LibreOffice drew kashidas.
+  assert.equal(
+    buildLines([
+      run("- وق\u0001\u0001\u0001د ال\u0001\u0001\u0001تزمت الحكوم\u0001\u0001\u0001ة", 190.5, 264.1),
+    ]),
+    "- وقد التزمت الحكومة",
+  );
+  assert.equal(buildLines([run("a\tb\u007f\u0000c", 10, 30)]), "a bc");
+});
+
+Deno.test("PDF text: Arabic lam-alef ligatures read in reading order (خلال, not خالل)", async () => {
+  // A Word export: its ligature glyphs map to لا, which pdf.js (and poppler) turned round with the line.
+  const result = await extractPdf(await corpusBytes("pdf/arabic-rtl-word-export.pdf"));
+  const text = result.pages.map((page) => page.text).join("\n");
+  for (const word of ["المشكلات", "خلال", "الإنتاجية"]) assert.ok(text.includes(word), `"${word}" is read`);
+  for (const swapped of ["المشكالت", "خالل", "اإلنتاجية"]) {
+    assert.ok(!text.includes(swapped), `"${swapped}" is not`);
+  }
+});

@@ -203,6 +203,13 @@ Deno.test({
             assert.equal(read.pages, doc.pdf_copy_pages);
             assert.equal(read.pages_estimated, undefined);
             const text = read.text === "(nothing on this page)" ? "" : read.text as string;
+            // deno-lint-ignore no-control-regex
+            const control = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.exec(text);
+            assert.equal(
+              control,
+              null,
+              `page ${page} holds the control character ${JSON.stringify(control?.[0])}`,
+            );
             // Pages with right-to-left text against pdf.js's own text layer, letter by letter
             // (poppler gives right-to-left lines, table cells and text boxes in other orders);
             // every other page against poppler.

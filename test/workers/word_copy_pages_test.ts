@@ -103,9 +103,13 @@ async function pdfjsPages(bytes: Uint8Array): Promise<string[]> {
   }
 }
 
+/**
+ * Letters in order, lam-alef in either order: unpatched pdf.js (this reference) reads the lam-alef ligature
+ * turned round (خالل), Sergo's reader in reading order (خلال).
+ */
 function letterAgreement(reference: string, text: string): PageAgreement {
-  const a = units(reference, true);
-  const b = units(text, true);
+  const a = units(reference.replaceAll("لا", "ال"), true);
+  const b = units(text.replaceAll("لا", "ال"), true);
   const matched = commonInOrder(a, b);
   return {
     copyUnits: a.length,

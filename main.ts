@@ -13,7 +13,10 @@ if (import.meta.main) {
     for (const [name, spec] of Object.entries(COMMANDS)) {
       console.log(`  ${name.padEnd(20)} ${spec.summary.split(".")[0]}`);
     }
-    console.log("\nEach command takes --help.");
+    console.log(
+      "\nEach command takes --help. Every setting and command: docs/configuration.md; connecting agents:" +
+        " docs/connecting-agents.md (the docs/ folder of the repository).",
+    );
     Deno.exit(args.length === 0 ? 2 : 0);
   }
   Deno.exit(await runCommand(args));

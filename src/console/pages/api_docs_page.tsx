@@ -25,7 +25,9 @@ export function ApiDocsPage({ context }: { context: PageContext }): VNode {
             <code>Authorization: Bearer</code>, or signed in here), search, the audit and its export, MCP,
             OAuth and these pages. The document itself is <a href="/api/openapi.json">/api/openapi.json</a>
             {" "}
-            (OpenAPI 3.1).
+            (OpenAPI 3.1). Settings, limits and how to connect each agent app are in the repository's{" "}
+            <code>docs/</code> folder (<code>docs/configuration.md</code>, <code>docs/security.md</code>,{" "}
+            <code>docs/connecting-agents.md</code>).
           </p>
         </div>
       </header>

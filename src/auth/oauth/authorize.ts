@@ -5,9 +5,13 @@
  * single-use, short-lived code (only its sha256 is kept) and sends the
  * browser back to the app with `code`, `state` and `iss` (RFC 9207).
  *
- * A request whose client or redirect URI cannot be trusted never goes back
- * to the app: it gets an error page. Anything else wrong goes back as an
- * OAuth error.
+ * The client and the redirect URI are checked first (RFC 6749 §4.1.2.1):
+ * when either is wrong, the person gets an error page and nothing else.
+ * Anything else wrong with a request also gets an error page, with a link
+ * back to the app carrying the OAuth error: the browser is sent to an app's
+ * address on its own only after the person signed in and decided (allow or
+ * deny), since anyone can register an app with any https redirect URI
+ * (RFC 9700 §4.11.2: otherwise Sergo is an open redirector).
  *
  * @module
  */
@@ -35,6 +39,7 @@ import { ClientDirectory, ClientError, type ClientInfo, redirectAllowed } from "
 import {
   AuthorizationErrorPage,
   type AuthorizationFields,
+  type BackToApp,
   type ConsentDraft,
   ConsentPage,
 } from "./consent.tsx";
@@ -46,8 +51,7 @@ const CHALLENGE = /^[A-Za-z0-9_-]{43,128}$/;
 
 type Checked =
   | { kind: "ok"; client: ClientInfo; fields: AuthorizationFields }
-  | { kind: "page"; message: string }
-  | { kind: "redirect"; location: string };
+  | { kind: "page"; message: string; back?: BackToApp };
 
 /** Where the browser goes back to the app: the redirect URI with the answer and `iss` added to its query. */
 export function backToApp(
@@ -95,9 +99,14 @@ export function createAuthorize(
       };
     }
     const state = params.get("state");
+    // Not sent back on its own: the person sees why, and may follow a link back to the app.
     const fail = (error: string, description: string): Checked => ({
-      kind: "redirect",
-      location: backToApp(redirectUri, { error, error_description: description, state }, issuer),
+      kind: "page",
+      message: description,
+      back: {
+        name: client.client_name,
+        href: backToApp(redirectUri, { error, error_description: description, state }, issuer),
+      },
     });
     if (params.get("response_type") !== "code") {
       return fail("unsupported_response_type", "Sergo answers response_type=code only.");
@@ -166,9 +175,8 @@ export function createAuthorize(
     }
     const checked = await check(params, issuer);
     if (checked.kind === "page") {
-      return render(AuthorizationErrorPage({ context, message: checked.message }), 400);
+      return render(AuthorizationErrorPage({ context, message: checked.message, back: checked.back }), 400);
     }
-    if (checked.kind === "redirect") return redirect(checked.location);
     const { client, fields } = checked;
     if (!session) {
       const again = new URL("/oauth/authorize", url);

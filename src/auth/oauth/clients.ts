@@ -10,6 +10,7 @@
 import type { DatabaseSync } from "node:sqlite";
 import { getOAuthClient } from "../../../projections/oauth_grants.ts";
 import { isLoopbackHost, type OAuthSettings } from "./_shared.ts";
+import { redirectUriProblem } from "./registration.ts";
 
 /** An app as the consent page shows it and the endpoints check it. */
 export interface ClientInfo {
@@ -117,6 +118,15 @@ export function parseClientDocument(url: string, text: string): ClientInfo {
   }
   const redirects = strings(doc.redirect_uris, 10);
   if (!redirects) throw new ClientError(`The client metadata document at "${url}" lists no redirect_uris.`);
+  // The same rules as registration: https, http on loopback, or an app's own scheme.
+  for (const uri of redirects) {
+    const problem = redirectUriProblem(uri);
+    if (problem) {
+      throw new ClientError(
+        `The client metadata document at "${url}" lists a redirect URI that cannot be used: ${problem}.`,
+      );
+    }
+  }
   const method = doc.token_endpoint_auth_method ?? "none";
   if (method !== "none") {
     throw new ClientError(`Sergo takes public clients only: token_endpoint_auth_method must be "none".`);

@@ -1,7 +1,7 @@
 /**
  * Key scopes: agent keys with their settings and what they can read, every
  * key value by its sha256 (with the expiry of old values after a roll),
- * personal keys and login tokens.
+ * personal keys and login tokens (a new password ends the person's earlier ones).
  *
  * @module
  */
@@ -62,6 +62,7 @@ export const keyScopes: Projection = {
     "PersonalKeyDeleted",
     "LoginTokenIssued",
     "LoginTokenRevoked",
+    "PersonPasswordSet",
   ],
   tables: ["key_agents", "key_values", "key_personal"],
   init(db: DatabaseSync): void {
@@ -163,6 +164,13 @@ export const keyScopes: Projection = {
       }
       case "LoginTokenRevoked":
         statement(db, "DELETE FROM key_values WHERE id = ?").run(event.data.token_id);
+        return;
+      case "PersonPasswordSet":
+        // A new password ends every session signed in before it (a stolen one with them);
+        // a sign-in after it, such as the one that follows a reset link, is issued later in the log.
+        statement(db, "DELETE FROM key_values WHERE kind = 'login' AND person_id = ?").run(
+          event.data.person_id,
+        );
         return;
     }
   },

@@ -29,6 +29,7 @@ import { newId } from "../../domain/ids.ts";
 import { CSRF_COOKIE, type Services } from "../../services.ts";
 import {
   CODE_PREFIX,
+  HourlyLimit,
   issuerOf,
   newSecret,
   type OAuthSettings,
@@ -47,6 +48,8 @@ import { pickableDocuments } from "../../console/page_data.ts";
 import { DATABASE_UNREACHABLE, databaseUnreachable } from "../../http/unavailable.ts";
 
 const MAX_FORM_BYTES = 16 * 1024;
+/** Authorization requests from one address per minute at most (each may fetch a metadata document). */
+export const AUTHORIZE_PER_MINUTE = 60;
 const CHALLENGE = /^[A-Za-z0-9_-]{43,128}$/;
 
 type Checked =
@@ -76,8 +79,9 @@ export function createAuthorize(
   services: Services,
   settings: OAuthSettings,
   clients: ClientDirectory,
-): (request: Request) => Promise<Response> {
+): (request: Request, address: string) => Promise<Response> {
   let assetVersion: Promise<string> | null = null;
+  const perAddress = new HourlyLimit(AUTHORIZE_PER_MINUTE, 60_000);
 
   async function check(params: URLSearchParams, issuer: string): Promise<Checked> {
     for (const name of ["client_id", "redirect_uri", "state", "code_challenge", "response_type"]) {
@@ -134,7 +138,7 @@ export function createAuthorize(
     };
   }
 
-  return async (request) => {
+  return async (request, address) => {
     const url = new URL(request.url);
     const issuer = issuerOf(settings, request);
     const csrf = csrfToken(request);
@@ -163,6 +167,13 @@ export function createAuthorize(
 
     if (request.method !== "GET" && request.method !== "POST") {
       return new Response("Method not allowed", { status: 405, headers: { allow: "GET, POST" } });
+    }
+    if (!perAddress.take(address, Date.now())) {
+      const message =
+        `Too many sign-in requests from your address: at most ${AUTHORIZE_PER_MINUTE} a minute — try again in a minute.`;
+      const response = render(AuthorizationErrorPage({ context, message }), 429);
+      response.headers.set("retry-after", "60");
+      return response;
     }
     let params = url.searchParams;
     if (request.method === "POST") {

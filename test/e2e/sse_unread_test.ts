@@ -186,6 +186,7 @@ Deno.test({
           `server RSS ${before.toFixed(0)} MB before, at most ${peak.toFixed(0)} MB`,
       );
       assert.ok(accepted < posts / 4, `${accepted} of ${posts} posts to a stream nobody reads were accepted`);
+      assert.ok((counts.get(503) ?? 0) >= 1, "the post whose answer did not fit is told the session closed");
       assert.equal(
         counts.get(404) ?? 0,
         posts - accepted - (counts.get(503) ?? 0),

@@ -2,12 +2,19 @@
  * A new password ends the person's sessions signed in before it: a session
  * stolen before a reset does not survive it, whether the password is set
  * through a reset link or by the CLI, and replaying the log keeps it ended.
+ * Taking an administrator's rights away ends their sessions too.
  */
 import assert from "node:assert/strict";
 import { loadConfig } from "../../src/config.ts";
 import { startServer } from "../../src/cli/serve.ts";
 import { hashPassword } from "../../src/auth/passwords.ts";
-import { addPerson, issuePasswordLink, setPasswordHash } from "../../src/domain/people.ts";
+import {
+  addPerson,
+  issuePasswordLink,
+  makeAdministrator,
+  removeAdministrator,
+  setPasswordHash,
+} from "../../src/domain/people.ts";
 import { runCli, tempDir } from "../helpers/temp.ts";
 import { Browser } from "../auth/_oauth.ts";
 
@@ -95,4 +102,46 @@ Deno.test("a password set through a reset link ends the sessions signed in befor
   } finally {
     await reopened.stop();
   }
+});
+
+Deno.test("taking an administrator's rights away ends their sessions; signed in again, the People page is refused; the last one keeps them", async () => {
+  await using dir = await tempDir("sergo-demote-");
+  const running = await startServer(loadConfig(["--data", dir.path, "--port", "0"]), { quiet: true });
+  try {
+    const app = running.app;
+    const ava = await addPerson(app, { name: "Ava Bennett", email: EMAIL });
+    await setPasswordHash(app, ava.person_id, await hashPassword(FIRST));
+    await makeAdministrator(app, ava.person_id);
+    await assert.rejects(
+      removeAdministrator(app, ava.person_id),
+      /^DomainError: Cannot remove the last administrator's rights: make another person an administrator first$/,
+    );
+    const bob = await addPerson(app, { name: "Bob Okafor", email: "bob@example.com" });
+    await makeAdministrator(app, bob.person_id);
+    const browser = new Browser(running.url);
+    await browser.signIn(EMAIL, FIRST);
+    const people = await browser.fetch("/people");
+    assert.equal(people.status, 200);
+    await people.body?.cancel();
+
+    // Bob takes Ava's rights away: her session ends with them.
+    await removeAdministrator(app, ava.person_id, `person-${bob.person_id}`);
+    assert.equal(await signedIn(browser), false, "the session from before is ended");
+    // Signed in again, she is a person like any other: the People page is not there for her.
+    const again = new Browser(running.url);
+    await again.signIn(EMAIL, FIRST);
+    assert.equal(await signedIn(again), true);
+    const refused = await again.fetch("/people");
+    assert.equal(refused.status, 404);
+    await refused.body?.cancel();
+  } finally {
+    await running.stop();
+  }
+  // Bob is the last administrator now: the CLI refuses to take his rights, in one sentence.
+  const cli = await runCli(["person", "admin", "--email", "bob@example.com", "--remove", "--data", dir.path]);
+  assert.notEqual(cli.code, 0);
+  assert.match(
+    cli.stderr,
+    /Cannot remove the last administrator's rights: make another person an administrator first/,
+  );
 });

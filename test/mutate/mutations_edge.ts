@@ -129,4 +129,25 @@ export const MUTATIONS_EDGE: Mutation[] = [
     to: "DELETE FROM key_values WHERE kind = 'none' AND person_id = ?",
     tests: [SESSIONS],
   },
+  {
+    name: "sessions: removed administrator rights leave the sessions signed in before",
+    file: "projections/key_scopes.ts",
+    from: '      case "PersonAdministratorRemoved":\n        // A new password, or rights taken away',
+    to: "        // A new password, or rights taken away",
+    tests: [SESSIONS],
+  },
+  {
+    name: "administrators: removed rights kept",
+    file: "projections/catalogue.ts",
+    from: 'statement(db, "DELETE FROM cat_admins WHERE person_id = ?").run(event.data.person_id);',
+    to: "",
+    tests: [SESSIONS],
+  },
+  {
+    name: "administrators: the last one's rights may be removed",
+    file: "src/domain/people.ts",
+    from: "if (administratorCount(app.db) <= 1) {",
+    to: "if (false) {",
+    tests: [SESSIONS],
+  },
 ];

@@ -88,13 +88,6 @@ export const MUTATIONS_EDGE: Mutation[] = [
     tests: [DOCUMENTS],
   },
   {
-    name: "client documents: the body is not capped",
-    file: "src/auth/oauth/_pinned_fetch.ts",
-    from: 'if (size > options.maxBytes) return fail("too_large");',
-    to: "",
-    tests: [OAUTH_LIMITS],
-  },
-  {
     name: "client documents: failures are not kept",
     file: "src/auth/oauth/clients.ts",
     from: "() => entry.until = this.#now() + FAILURE_CACHE_MS,",

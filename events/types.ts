@@ -78,6 +78,8 @@ const schemas = {
   PersonPasswordSet: z.object({ person_id: id, password_hash: z.string().min(1).max(500) }),
   /** The person may add people and reset their passwords in the console (the first person is one). */
   PersonMadeAdministrator: z.object({ person_id: id }),
+  /** The person is no longer an administrator; their console sessions end with it. */
+  PersonAdministratorRemoved: z.object({ person_id: id }),
   /**
    * An administrator made a one-time link that sets a person's password: for a
    * new person (`invite`) or a forgotten password (`reset`). Kept as the sha256 of its token.
@@ -305,6 +307,7 @@ export const EVENT_VERSIONS: { readonly [K in EventType]: number } = {
   PersonAdded: 1,
   PersonPasswordSet: 1,
   PersonMadeAdministrator: 1,
+  PersonAdministratorRemoved: 1,
   PasswordLinkIssued: 1,
   PasswordLinkUsed: 1,
   FolderCreated: 1,

@@ -102,6 +102,7 @@ const HANDLES: readonly EventType[] = [
   "PersonAdded",
   "PersonPasswordSet",
   "PersonMadeAdministrator",
+  "PersonAdministratorRemoved",
   "PasswordLinkIssued",
   "PasswordLinkUsed",
   "FolderCreated",
@@ -272,6 +273,8 @@ function describeEvent(db: DatabaseSync, event: RecordedEvent): Described {
       return base(event.data.person_id, "password set", {});
     case "PersonMadeAdministrator":
       return base(event.data.person_id, "made administrator", {});
+    case "PersonAdministratorRemoved":
+      return base(event.data.person_id, "administrator rights removed", {});
     case "PasswordLinkIssued": {
       const d = event.data;
       return base(d.person_id, d.purpose === "invite" ? "invitation made" : "password reset link made", {

@@ -97,6 +97,7 @@ export const catalogue: Projection = {
     "PersonAdded",
     "PersonPasswordSet",
     "PersonMadeAdministrator",
+    "PersonAdministratorRemoved",
     "PasswordLinkIssued",
     "PasswordLinkUsed",
     "FolderCreated",
@@ -191,6 +192,9 @@ export const catalogue: Projection = {
           db,
           "INSERT OR IGNORE INTO cat_admins (person_id) SELECT person_id FROM cat_people WHERE person_id = ?",
         ).run(event.data.person_id);
+        return;
+      case "PersonAdministratorRemoved":
+        statement(db, "DELETE FROM cat_admins WHERE person_id = ?").run(event.data.person_id);
         return;
       case "PasswordLinkIssued": {
         const { link_id, person_id, token_hash, purpose, expires_at } = event.data;
@@ -497,6 +501,11 @@ export function listPeople(db: DatabaseSync): Person[] {
 /** Whether a person is an administrator (may add people and reset their passwords). */
 export function isAdministrator(db: DatabaseSync, personId: string): boolean {
   return statement(db, "SELECT 1 FROM cat_admins WHERE person_id = ?").get(personId) !== undefined;
+}
+
+/** How many administrators there are. */
+export function administratorCount(db: DatabaseSync): number {
+  return (statement(db, "SELECT COUNT(*) AS n FROM cat_admins").get() as { n: number }).n;
 }
 
 /** Whether anyone has been added yet (the first-run setup is open only while nobody has). */

@@ -1,7 +1,8 @@
 /**
  * Key scopes: agent keys with their settings and what they can read, every
  * key value by its sha256 (with the expiry of old values after a roll),
- * personal keys and login tokens.
+ * personal keys and login tokens (a new password or removed administrator
+ * rights end the person's earlier ones).
  *
  * @module
  */
@@ -62,6 +63,8 @@ export const keyScopes: Projection = {
     "PersonalKeyDeleted",
     "LoginTokenIssued",
     "LoginTokenRevoked",
+    "PersonPasswordSet",
+    "PersonAdministratorRemoved",
   ],
   tables: ["key_agents", "key_values", "key_personal"],
   init(db: DatabaseSync): void {
@@ -163,6 +166,14 @@ export const keyScopes: Projection = {
       }
       case "LoginTokenRevoked":
         statement(db, "DELETE FROM key_values WHERE id = ?").run(event.data.token_id);
+        return;
+      case "PersonPasswordSet":
+      case "PersonAdministratorRemoved":
+        // A new password, or rights taken away, ends every session signed in before it (a stolen
+        // one with them); a sign-in after it, such as the one a reset link makes, comes later in the log.
+        statement(db, "DELETE FROM key_values WHERE kind = 'login' AND person_id = ?").run(
+          event.data.person_id,
+        );
         return;
     }
   },

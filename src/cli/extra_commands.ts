@@ -11,7 +11,7 @@ import { openApp } from "../app.ts";
 import { loadConfig } from "../config.ts";
 import { DomainError } from "../domain/errors.ts";
 import { requestPdfCopy } from "../domain/documents.ts";
-import { makeAdministrator, requirePerson, setPasswordHash } from "../domain/people.ts";
+import { makeAdministrator, removeAdministrator, requirePerson, setPasswordHash } from "../domain/people.ts";
 import { openSqliteStore } from "../../events/sqlite_store.ts";
 import { dataPaths } from "../app.ts";
 import { requireFlag, UsageError } from "./args.ts";
@@ -154,14 +154,21 @@ export const extraCommands: Record<string, Command> = {
     },
   },
   "person admin": {
-    usage: "sergo person admin --email EMAIL",
-    summary: "Makes a person an administrator: they add people and reset passwords in the console.",
+    usage: "sergo person admin --email EMAIL [--remove]",
+    summary:
+      "Makes a person an administrator (they add people and reset passwords in the console), or with --remove takes it away and ends their console sessions.",
     options: { email: { help: "the person's email" } },
+    booleans: { remove: "take the administrator rights away instead" },
     async run(parsed, context) {
       const email = requireFlag(parsed, "email", extraCommands["person admin"]!);
       const app = await context.open();
       try {
         const person = requirePerson(app, email);
+        if (parsed.values.remove === true) {
+          await removeAdministrator(app, person.person_id);
+          console.log(`${person.name} <${person.email}> is not an administrator.`);
+          return 0;
+        }
         const { isAdministrator } = await import("../../projections/catalogue.ts");
         if (!isAdministrator(app.db, person.person_id)) await makeAdministrator(app, person.person_id);
         console.log(`${person.name} <${person.email}> is an administrator.`);

@@ -6,9 +6,11 @@
  * @module
  */
 import {
+  administratorCount,
   anyPerson,
   getPerson,
   getPersonByEmail,
+  isAdministrator,
   passwordLinkByHash,
   passwordLinksOf,
   type Person,
@@ -77,6 +79,25 @@ export const RESET_LIFETIME_MS = 24 * 3600_000;
 export async function makeAdministrator(app: SergoApp, personId: string, actor = "cli"): Promise<void> {
   await app.append(`person-${personId}`, [{
     type: "PersonMadeAdministrator",
+    data: { person_id: personId },
+    metadata: app.meta(actor),
+  }], { expectedVersion: "stream_exists" });
+}
+
+/**
+ * Takes a person's administrator rights away; their console sessions end with
+ * it. Refused for the last administrator, so someone can always add people.
+ */
+export async function removeAdministrator(app: SergoApp, personId: string, actor = "cli"): Promise<void> {
+  if (!isAdministrator(app.db, personId)) return;
+  if (administratorCount(app.db) <= 1) {
+    throw new DomainError(
+      "conflict",
+      "Cannot remove the last administrator's rights: make another person an administrator first",
+    );
+  }
+  await app.append(`person-${personId}`, [{
+    type: "PersonAdministratorRemoved",
     data: { person_id: personId },
     metadata: app.meta(actor),
   }], { expectedVersion: "stream_exists" });

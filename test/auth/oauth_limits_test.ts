@@ -180,7 +180,7 @@ Deno.test("registration: public clients with safe redirect URIs, at most 20 an h
   assert.equal(registered.length, 16);
 });
 
-Deno.test("authorization requests: a bad client or redirect URI gets a page, anything else goes back as an error", async () => {
+Deno.test("authorization requests: a bad client or redirect URI gets a page, anything else a page with a link back carrying the error", async () => {
   await using world = await startOAuthWorld();
   await using client = appServer((origin) => ({
     client_id: `${origin}/client.json`,
@@ -217,9 +217,14 @@ Deno.test("authorization requests: a bad client or redirect URI gets a page, any
       [{ resource: "https://other.example.com/mcp" }, "invalid_target"],
     ] as const
   ) {
+    // A page, never a redirect on its own: the person may follow the link back to the app.
     const response = await ask({ ...base, ...change });
-    assert.equal(response.status, 303);
-    const back = new URL(response.headers.get("location")!);
+    assert.equal(response.status, 400);
+    assert.equal(response.headers.get("location"), null);
+    const html = await response.text();
+    const href = /id="back-to-app" href="([^"]+)"/.exec(html)?.[1]?.replaceAll("&amp;", "&");
+    assert.ok(href, "the page links back to the app");
+    const back = new URL(href);
     assert.equal(back.origin + back.pathname, client.redirectUri);
     assert.equal(back.searchParams.get("error"), error);
     assert.equal(back.searchParams.get("state"), "s");

@@ -771,9 +771,9 @@ export const MUTATIONS: Mutation[] = [
   },
   {
     name: "oauth: client metadata documents of any size",
-    file: "src/auth/oauth/clients.ts",
-    from: "if (size > MAX_DOCUMENT_BYTES) {",
-    to: "if (false) {",
+    file: "src/auth/oauth/_pinned_fetch.ts",
+    from: 'if (size > options.maxBytes) return fail("too_large");',
+    to: 'if (false) return fail("too_large");',
     tests: [OAUTH_LIMITS],
   },
   {

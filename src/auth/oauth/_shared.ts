@@ -100,18 +100,20 @@ export function readSmallBody(request: Request, limit: number): Promise<string |
   return readBodyText(request, limit);
 }
 
-/** Counts events per key over a sliding hour, for rate limits. */
+/** Counts events per key over a sliding hour (or another window), for rate limits. */
 export class HourlyLimit {
   readonly #limit: number;
+  readonly #windowMs: number;
   readonly #seen = new Map<string, number[]>();
 
-  constructor(limit: number) {
+  constructor(limit: number, windowMs = 3600_000) {
     this.#limit = limit;
+    this.#windowMs = windowMs;
   }
 
-  /** Takes one from `key`'s allowance at `nowMs`; false when the hour's allowance is spent. */
+  /** Takes one from `key`'s allowance at `nowMs`; false when the window's allowance is spent. */
   take(key: string, nowMs: number): boolean {
-    const since = nowMs - 3600_000;
+    const since = nowMs - this.#windowMs;
     const times = (this.#seen.get(key) ?? []).filter((t) => t > since);
     if (times.length >= this.#limit) {
       this.#seen.set(key, times);

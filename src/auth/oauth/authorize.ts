@@ -5,9 +5,13 @@
  * single-use, short-lived code (only its sha256 is kept) and sends the
  * browser back to the app with `code`, `state` and `iss` (RFC 9207).
  *
- * A request whose client or redirect URI cannot be trusted never goes back
- * to the app: it gets an error page. Anything else wrong goes back as an
- * OAuth error.
+ * The client and the redirect URI are checked first (RFC 6749 §4.1.2.1):
+ * when either is wrong, the person gets an error page and nothing else.
+ * Anything else wrong with a request also gets an error page, with a link
+ * back to the app carrying the OAuth error: the browser is sent to an app's
+ * address on its own only after the person signed in and decided (allow or
+ * deny), since anyone can register an app with any https redirect URI
+ * (RFC 9700 §4.11.2: otherwise Sergo is an open redirector).
  *
  * @module
  */
@@ -25,6 +29,7 @@ import { newId } from "../../domain/ids.ts";
 import { CSRF_COOKIE, type Services } from "../../services.ts";
 import {
   CODE_PREFIX,
+  HourlyLimit,
   issuerOf,
   newSecret,
   type OAuthSettings,
@@ -35,6 +40,7 @@ import { ClientDirectory, ClientError, type ClientInfo, redirectAllowed } from "
 import {
   AuthorizationErrorPage,
   type AuthorizationFields,
+  type BackToApp,
   type ConsentDraft,
   ConsentPage,
 } from "./consent.tsx";
@@ -42,12 +48,13 @@ import { pickableDocuments } from "../../console/page_data.ts";
 import { DATABASE_UNREACHABLE, databaseUnreachable } from "../../http/unavailable.ts";
 
 const MAX_FORM_BYTES = 16 * 1024;
+/** Authorization requests from one address per minute at most (each may fetch a metadata document). */
+export const AUTHORIZE_PER_MINUTE = 60;
 const CHALLENGE = /^[A-Za-z0-9_-]{43,128}$/;
 
 type Checked =
   | { kind: "ok"; client: ClientInfo; fields: AuthorizationFields }
-  | { kind: "page"; message: string }
-  | { kind: "redirect"; location: string };
+  | { kind: "page"; message: string; back?: BackToApp };
 
 /** Where the browser goes back to the app: the redirect URI with the answer and `iss` added to its query. */
 export function backToApp(
@@ -72,8 +79,9 @@ export function createAuthorize(
   services: Services,
   settings: OAuthSettings,
   clients: ClientDirectory,
-): (request: Request) => Promise<Response> {
+): (request: Request, address: string) => Promise<Response> {
   let assetVersion: Promise<string> | null = null;
+  const perAddress = new HourlyLimit(AUTHORIZE_PER_MINUTE, 60_000);
 
   async function check(params: URLSearchParams, issuer: string): Promise<Checked> {
     for (const name of ["client_id", "redirect_uri", "state", "code_challenge", "response_type"]) {
@@ -95,9 +103,14 @@ export function createAuthorize(
       };
     }
     const state = params.get("state");
+    // Not sent back on its own: the person sees why, and may follow a link back to the app.
     const fail = (error: string, description: string): Checked => ({
-      kind: "redirect",
-      location: backToApp(redirectUri, { error, error_description: description, state }, issuer),
+      kind: "page",
+      message: description,
+      back: {
+        name: client.client_name,
+        href: backToApp(redirectUri, { error, error_description: description, state }, issuer),
+      },
     });
     if (params.get("response_type") !== "code") {
       return fail("unsupported_response_type", "Sergo answers response_type=code only.");
@@ -125,7 +138,7 @@ export function createAuthorize(
     };
   }
 
-  return async (request) => {
+  return async (request, address) => {
     const url = new URL(request.url);
     const issuer = issuerOf(settings, request);
     const csrf = csrfToken(request);
@@ -155,6 +168,13 @@ export function createAuthorize(
     if (request.method !== "GET" && request.method !== "POST") {
       return new Response("Method not allowed", { status: 405, headers: { allow: "GET, POST" } });
     }
+    if (!perAddress.take(address, Date.now())) {
+      const message =
+        `Too many sign-in requests from your address: at most ${AUTHORIZE_PER_MINUTE} a minute — try again in a minute.`;
+      const response = render(AuthorizationErrorPage({ context, message }), 429);
+      response.headers.set("retry-after", "60");
+      return response;
+    }
     let params = url.searchParams;
     if (request.method === "POST") {
       const type = request.headers.get("content-type") ?? "";
@@ -166,9 +186,8 @@ export function createAuthorize(
     }
     const checked = await check(params, issuer);
     if (checked.kind === "page") {
-      return render(AuthorizationErrorPage({ context, message: checked.message }), 400);
+      return render(AuthorizationErrorPage({ context, message: checked.message, back: checked.back }), 400);
     }
-    if (checked.kind === "redirect") return redirect(checked.location);
     const { client, fields } = checked;
     if (!session) {
       const again = new URL("/oauth/authorize", url);

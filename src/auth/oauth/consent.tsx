@@ -144,17 +144,43 @@ export function ConsentPage(props: ConsentPageProps): VNode {
   );
 }
 
-/** The page shown when an authorization request cannot go back to the app (a bad client or redirect URI). */
+/** Where the person may choose to go back to the app from an error page. */
+export interface BackToApp {
+  /** The app's name. */
+  name: string;
+  /** The redirect URI with the OAuth error in its query. */
+  href: string;
+}
+
+/**
+ * The page shown when an authorization request is refused before the person
+ * decided anything: with a bad client or redirect URI it says so and nothing
+ * more; with a known app and redirect URI it offers a link back to the app
+ * (with the OAuth error), which the person follows or not — Sergo never sends
+ * a browser to an app's address on its own for a request nobody has seen.
+ */
 export function AuthorizationErrorPage(
-  { context, message }: { context: PageContext; message: string },
+  { context, message, back }: { context: PageContext; message: string; back?: BackToApp },
 ): VNode {
+  const host = back ? hostOf(back.href) : "";
   return (
     <Layout context={context} title="This app cannot sign in">
       <section class="card narrow">
         <h1>This app cannot sign in</h1>
         <p class="alert" role="alert" id="authorize-error">{message}</p>
         <p class="hint">Nothing was shared. Ask the app's maker, or connect with an agent key instead.</p>
+        {back && (
+          <p>
+            <a id="back-to-app" href={back.href} rel="noreferrer">Go back to {back.name}</a>{" "}
+            <span class="hint">({host})</span>
+          </p>
+        )}
       </section>
     </Layout>
   );
+}
+
+function hostOf(href: string): string {
+  const url = new URL(href);
+  return url.host || url.protocol;
 }

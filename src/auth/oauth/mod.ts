@@ -150,7 +150,9 @@ export function createOAuth(services: Services, partial: Partial<OAuthSettings> 
       if (request.method !== "GET" && request.method !== "HEAD") return null;
       return authorizationServerMetadata(settings, request);
     }
-    if (path === "/oauth/authorize") return await authorize(request);
+    if (path === "/oauth/authorize") {
+      return await authorize(request, clientAddress(request, info, services.config.trustedProxies));
+    }
     if (path === "/oauth/token") return await token(request);
     if (path === "/oauth/revoke") return await revoke(request);
     if (path === "/oauth/register") {

@@ -14,6 +14,14 @@
  * (deleted, or its rolled value expired): its credential is checked again
  * every second and whenever a key changes.
  *
+ * A stream that is not read cannot hold the server's memory: answers wait on
+ * it up to `maxUnreadBytes` (4 MiB by default); an answer that would go past
+ * that ends the session (its unread answers are dropped and the stream is
+ * cut), the message it answered gets a 503 saying so, and every later message
+ * to that session is refused as one to a session that does not exist, before
+ * anything runs. A client that reads its stream never comes near the limit;
+ * one that stops reading sees its stream end, as when the server restarts.
+ *
  * @module
  */
 import type { DatabaseSync } from "node:sqlite";
@@ -36,6 +44,8 @@ export interface SseDeps {
   recheckMs?: number;
   /** How often an idle stream gets a comment line, so proxies keep it open, in ms. Default 15 000. */
   keepAliveMs?: number;
+  /** Bytes of answers that may wait unread on one stream before its session ends. Default 4 MiB. */
+  maxUnreadBytes?: number;
 }
 
 /** The SSE transport's handler and its lifecycle. */
@@ -59,9 +69,13 @@ interface Session {
   keyId: string;
   /** The request that opened the stream: its credential is checked again on every recheck. */
   opening: Request;
-  send(text: string): void;
+  /** Sends a message on the stream; false when it did not fit and the session ended. */
+  send(text: string): boolean;
   end(): void;
 }
+
+/** The default of {@linkcode SseDeps.maxUnreadBytes}. */
+export const DEFAULT_MAX_UNREAD_BYTES = 4 * 1024 * 1024;
 
 const JSON_HEADERS = { "content-type": "application/json" };
 const encoder = new TextEncoder();
@@ -95,6 +109,7 @@ export function createSseTransport(deps: SseDeps): SseTransport {
   const now = deps.now ?? (() => new Date());
   const maxPerKey = deps.maxSessionsPerKey ?? 10;
   const keepAliveMs = deps.keepAliveMs ?? 15_000;
+  const maxUnread = deps.maxUnreadBytes ?? DEFAULT_MAX_UNREAD_BYTES;
   const sessions = new Map<string, Session>();
   const perKey = new Map<string, number>();
   let closed = false;
@@ -132,6 +147,11 @@ export function createSseTransport(deps: SseDeps): SseTransport {
     let controller!: ReadableStreamDefaultController<Uint8Array>;
     let keepAlive: ReturnType<typeof setInterval> | null = null;
     let ended = false;
+    // What waits unread, kept here rather than in the stream's own queue so that
+    // it can be dropped; the stream takes one chunk at a time as the socket can.
+    const waiting: Uint8Array[] = [];
+    let waitingBytes = 0;
+    let wake: (() => void) | null = null;
     const forget = () => {
       if (ended) return;
       ended = true;
@@ -141,13 +161,35 @@ export function createSseTransport(deps: SseDeps): SseTransport {
       if (left <= 0) perKey.delete(keyId);
       else perKey.set(keyId, left);
     };
-    const write = (chunk: string) => {
-      if (ended) return;
-      try {
-        controller.enqueue(encoder.encode(chunk));
-      } catch {
-        forget();
+    const finish = () => {
+      forget();
+      waiting.length = 0;
+      waitingBytes = 0;
+      if (wake) wake();
+      else {
+        try {
+          controller.close();
+        } catch {
+          // the client went away first
+        }
       }
+    };
+    /**
+     * Queues a chunk. When bytes wait unread already and this chunk would take
+     * them past the limit, drops them all and ends the session (a chunk on an
+     * empty stream always goes, however large).
+     */
+    const write = (chunk: string): boolean => {
+      if (ended) return false;
+      const bytes = encoder.encode(chunk);
+      if (waitingBytes > 0 && waitingBytes + bytes.byteLength > maxUnread) {
+        finish();
+        return false;
+      }
+      waiting.push(bytes);
+      waitingBytes += bytes.byteLength;
+      wake?.();
+      return true;
     };
     const session: Session = {
       id,
@@ -155,21 +197,26 @@ export function createSseTransport(deps: SseDeps): SseTransport {
       opening: request,
       send: (text) => write(`event: message\ndata: ${text}\n\n`),
       end: () => {
-        if (ended) return;
-        forget();
-        try {
-          controller.close();
-        } catch {
-          // the client went away first
-        }
+        if (!ended) finish();
       },
     };
     const body = new ReadableStream<Uint8Array>({
       start(c) {
         controller = c;
       },
+      async pull(c) {
+        if (waiting.length === 0 && !ended) await new Promise<void>((resolve) => wake = resolve);
+        wake = null;
+        const next = waiting.shift();
+        if (next) {
+          waitingBytes -= next.byteLength;
+          c.enqueue(next);
+        } else if (ended) {
+          c.close();
+        }
+      },
       cancel: forget,
-    });
+    }, { highWaterMark: 0 });
     sessions.set(id, session);
     perKey.set(keyId, count + 1);
     write(`event: endpoint\ndata: ${SSE_MESSAGES_PATH}?session_id=${id}\n\n`);
@@ -206,7 +253,14 @@ export function createSseTransport(deps: SseDeps): SseTransport {
     const isAnswer = response.status === 200 || response.status === 503;
     if (!isAnswer || !response.headers.get("content-type")?.startsWith("application/json")) return response;
     const text = await response.text();
-    session.send(text);
+    if (!session.send(text)) {
+      return rpcError(
+        503,
+        `This SSE session is closed: more than ${
+          Math.round(maxUnread / 1024)
+        } KB of answers waited unread on its stream — read the stream, or open /sse again.`,
+      );
+    }
     return new Response(response.status === 200 ? "Accepted" : text, {
       status: response.status === 200 ? 202 : 503,
       headers: response.status === 200 ? {} : JSON_HEADERS,

@@ -21,7 +21,8 @@
  */
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type Mutation, MUTATIONS } from "./mutations.ts";
+import { ALL_MUTATIONS as MUTATIONS } from "./all.ts";
+import type { Mutation } from "./mutations.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const TEST_FLAGS = [

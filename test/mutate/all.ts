@@ -1,0 +1,12 @@
+/**
+ * Every planted bug `deno task mutate` knows: the first list and the lists
+ * each area keeps in its own file (`mutations_<area>.ts`), so that adding
+ * entries for one area does not touch another's.
+ *
+ * @module
+ */
+import { type Mutation, MUTATIONS } from "./mutations.ts";
+import { MUTATIONS_EDGE } from "./mutations_edge.ts";
+
+/** All of them, in a stable order. */
+export const ALL_MUTATIONS: Mutation[] = [...MUTATIONS, ...MUTATIONS_EDGE];

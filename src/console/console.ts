@@ -47,7 +47,7 @@ import { requireAgentKey } from "../domain/keys.ts";
 import { CSRF_COOKIE, type Services } from "../services.ts";
 import { type Assets, loadAssets } from "./assets.ts";
 import { auditPageData } from "./audit_data.ts";
-import { documentFolders, keyView, pickableDocuments } from "./page_data.ts";
+import { documentFolders, keyView, pickableDocuments, stdioPaths } from "./page_data.ts";
 import { AuditPage } from "./pages/audit_page.tsx";
 import { DocumentPage } from "./pages/document_page.tsx";
 import { DocumentsPage } from "./pages/documents_page.tsx";
@@ -445,6 +445,7 @@ export function createConsole(services: Services, options: ConsoleOptions = {}):
             rootLabel: root,
             publicUrl: base,
             oauth: services.config.oauth,
+            stdio: stdioPaths(services),
           }));
         }
         const key = requireAgentKey(db, person.person_id, path.slice("/keys/".length));
@@ -457,6 +458,7 @@ export function createConsole(services: Services, options: ConsoleOptions = {}):
           publicUrl: base,
           oauth: services.config.oauth,
           apps: activeGrantsOfKey(db, key.key_id),
+          stdio: stdioPaths(services),
         }));
       }
       if (path === "/personal-keys") {

@@ -277,7 +277,8 @@ export function createConsole(services: Services, options: ConsoleOptions = {}):
           title: "Sergo is not set up yet",
           message:
             "Nobody uses this Sergo yet: open the setup address that serve printed when it started (a line with /setup?token=), or add a person with the CLI.",
-          back: "/sign-in",
+          // A first visit: there is no page to go back to, and nobody can sign in yet.
+          back: null,
         }));
       }
       return redirect(path === "/" ? "/sign-in" : `/sign-in?next=${encodeURIComponent(path + url.search)}`);
@@ -427,7 +428,7 @@ export function createConsole(services: Services, options: ConsoleOptions = {}):
           noPictures: doc.pdf_copy_status === "pending"
             ? "The PDF copy is being made — the page pictures appear when it is ready."
             : doc.type === "txt" || doc.type === "md"
-            ? "Text files have no page pictures."
+            ? "A text file has no page pictures of its own: “Make a PDF copy” (under Actions) gives it some."
             : "Page pictures come from a PDF copy — use “Make a PDF copy” to get them.",
         }));
       }

@@ -24,11 +24,19 @@ export interface ShownExcerpt {
 /** About how many characters of an excerpt are shown before it is cut. */
 const SHOWN_CHARACTERS = 420;
 
+/** Small English words not worth marking: they are everywhere. */
+const COMMON = new Set(
+  "and the for with from that this into are was were has have had not but you your its our their what which who how when where why all any can will"
+    .split(
+      " ",
+    ),
+);
+
 /** The query's words, each as the start a matching word of the text must have (a crude stem). */
 export function queryStems(query: string): string[] {
   const words = query.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
   const stems = words
-    .filter((word) => word.length >= 3 || /\p{N}/u.test(word))
+    .filter((word) => (word.length >= 3 && !COMMON.has(word)) || /\p{N}/u.test(word))
     .map((word) => (word.length > 5 ? word.slice(0, Math.max(5, word.length - 3)) : word));
   return [...new Set(stems)];
 }

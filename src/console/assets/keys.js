@@ -38,12 +38,20 @@
       oauth,
       stdio,
     });
+    // One app opened at a time: the page stays short enough to find yours.
     for (const s of snippets) {
-      const item = document.createElement("div");
+      const item = document.createElement("details");
       item.className = "snippet";
       item.dataset.snippet = s.id;
-      const title = document.createElement("h4");
+      item.name = `${list.closest("[id]").id}-apps`;
+      const title = document.createElement("summary");
       title.textContent = s.title;
+      if (s.warning) {
+        const flag = document.createElement("span");
+        flag.className = "badge warn";
+        flag.textContent = "needs https";
+        title.append(" ", flag);
+      }
       const where = document.createElement("p");
       where.className = "hint";
       where.textContent = s.where;
@@ -64,6 +72,7 @@
       }
       list.append(item);
     }
+    list.querySelector("details")?.setAttribute("open", "");
   }
 
   function slot(name) {

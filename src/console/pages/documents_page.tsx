@@ -43,7 +43,7 @@ const TO_VIEW_SHOWN = 8;
 
 /** What "Pages to view" means, as the table explains it. */
 const TO_VIEW_HELP =
-  "Pages to view: pages whose text may miss a figure, chart or table — an agent is told to look at their picture with view_page";
+  "Pages to view: pages whose text may miss a figure, chart or table — an agent is told to look at them with view_page";
 
 /** A run of documents in one folder, with whether the folder's name is shown above it. */
 interface FolderGroup {

@@ -194,6 +194,14 @@ Deno.test({
           // Every row is in the root: the folder is not repeated on each row.
           assert.equal(await page.locator("tr.folder-row").count(), 0);
           assert.doesNotMatch(await text(page, "td.name .sub"), /Ava Bennett's documents/);
+          // The whole row fits: the Actions menu is not cut off at the table's edge.
+          const fits = await page.locator(".table-wrap").evaluate((wrap) => {
+            const edge = wrap.getBoundingClientRect().right;
+            return [...wrap.querySelectorAll("tr[data-document-id] details.menu summary")].every((s) =>
+              s.getBoundingClientRect().right <= edge + 1
+            );
+          });
+          assert.ok(fits, "every row's Actions menu is inside the table at 1280 px");
           const order = await page.locator("tbody tr[data-document-id] td.name a").allTextContents();
           assert.deepEqual(order, ["markitdown-readme.md", "scanned-text-page-image-only.pdf"]);
         },
@@ -243,6 +251,9 @@ Deno.test({
             /httpx2\.Timeout\(30\.0, read=300\.0\)/,
           );
           await shots(page, "06-key-made");
+          await page.click('#secret details[data-snippet="connector"] > summary');
+          assert.ok(await page.locator('#secret [data-warning="connector"]').isVisible());
+          await shots(page, "06b-connector-warning");
         },
       );
 

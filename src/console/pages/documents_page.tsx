@@ -261,7 +261,7 @@ export function DocumentsPage(props: DocumentsPageProps): VNode {
                       </tr>
                     </thead>
                     {groupByFolder(documents, (doc) => folderOf(props, doc)).map((group) => (
-                      <tbody key={group.folder} data-folder={group.folder}>
+                      <tbody key={group.folder}>
                         {group.show && (
                           <tr class="folder-row">
                             <th scope="rowgroup" colSpan={7}>

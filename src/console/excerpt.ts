@@ -80,7 +80,8 @@ export function shownExcerpt(excerpt: string, query: string): ShownExcerpt {
     text = `${start > 0 ? "…" : ""}${text.slice(start, end).trim()}${end < text.length ? "…" : ""}`;
     shortened = true;
   }
-  return { parts: markWords(text, stems), shortened };
+  // Anything changed (a line left out, blank lines joined, a cut): the page offers the excerpt whole too.
+  return { parts: markWords(text, stems), shortened: shortened || text !== excerpt };
 }
 
 function escapeRegExp(text: string): string {

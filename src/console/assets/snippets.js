@@ -110,7 +110,7 @@
       },
       oauth && {
         id: "connector",
-        app: "claude.ai and Claude Desktop connectors",
+        app: "claude.ai connector",
         title: "claude.ai and Claude Desktop connectors (OAuth)",
         where:
           "Settings → Connectors → Add custom connector, with this URL; the app signs in with OAuth and you choose this key on Sergo's consent page (a connector takes no pasted key):",

@@ -446,7 +446,8 @@ export function createConsole(services: Services, options: ConsoleOptions = {}):
             rootLabel: root,
             publicUrl: base,
             oauth: services.config.oauth,
-            stdio: stdioPaths(services),
+            // Paths of this machine: for administrators, who run commands on it.
+            stdio: admin ? stdioPaths(services) : undefined,
           }));
         }
         const key = requireAgentKey(db, person.person_id, path.slice("/keys/".length));
@@ -459,7 +460,8 @@ export function createConsole(services: Services, options: ConsoleOptions = {}):
           publicUrl: base,
           oauth: services.config.oauth,
           apps: activeGrantsOfKey(db, key.key_id),
-          stdio: stdioPaths(services),
+          // Paths of this machine: for administrators, who run commands on it.
+          stdio: admin ? stdioPaths(services) : undefined,
         }));
       }
       if (path === "/personal-keys") {

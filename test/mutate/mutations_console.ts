@@ -25,7 +25,7 @@ export const MUTATIONS_CONSOLE: Mutation[] = [
     name: "the cloud-app warning is not given for loopback addresses",
     file: "src/console/assets/snippets.js",
     from: "if (!http && !loopback) return null;",
-    to: "if (!http || !loopback) return null;",
+    to: "if (!http || loopback) return null;",
     tests: [SNIPPETS],
   },
   {

@@ -75,6 +75,8 @@ export interface AuditFilters {
   endUser?: string;
   /** Only entries with this action, such as `mcp search`. */
   action?: string;
+  /** Leave out the system's own work (processing, PDF copies, lease renewals): people's and agents' actions only. */
+  withoutSystem?: boolean;
   /** Page size. */
   limit: number;
   /** Position cursor: only entries before it (from `next_before` of the page before). */
@@ -677,6 +679,7 @@ export function auditWhere(
     parts.push("action = ?");
     values.push(filters.action);
   }
+  if (filters.withoutSystem) parts.push("actor_kind <> 'system'");
   return { sql: parts.join(" AND "), values };
 }
 

@@ -19,6 +19,17 @@ import type { Command } from "./commands.ts";
 import { progress, progressDone } from "./commands.ts";
 import { migrateCommand } from "./migrate.ts";
 import { converterAvailable } from "../pdf_copy/libreoffice.ts";
+import { join, resolve } from "node:path";
+
+/** Whether a data directory holds an event log (serve, or any command that writes, made it). */
+function hasEventLog(dataDir: string): boolean {
+  try {
+    return Deno.statSync(join(dataDir, "events.db")).isFile;
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return false;
+    throw error;
+  }
+}
 
 async function readSecretLine(prompt: string): Promise<string> {
   if (Deno.stdin.isTerminal()) {
@@ -70,7 +81,7 @@ export const extraCommands: Record<string, Command> = {
     },
   },
   "mcp-stdio": {
-    usage: "sergo mcp-stdio --key-env SERGO_KEY [--data DIR]",
+    usage: "sergo mcp-stdio --key-env SERGO_KEY --data /absolute/path/to/data",
     summary:
       "Serves one agent key's MCP server over stdio, for clients that launch a command; audited like HTTP.",
     options: { "key-env": { help: "the environment variable holding the agent key's value" } },
@@ -78,14 +89,32 @@ export const extraCommands: Record<string, Command> = {
       const variable = requireFlag(parsed, "key-env", extraCommands["mcp-stdio"]!);
       const value = Deno.env.get(variable);
       if (!value) throw new UsageError(`The environment variable ${variable} is not set`);
+      // The data directory, as a path that names it from anywhere: an app launches this command from a
+      // folder of its own, where a relative ./data would be a new, empty one.
+      const dataDir = resolve(context.dataDir);
+      const where = context.databaseUrl
+        ? "the database in SERGO_DATABASE_URL"
+        : `the data directory "${dataDir}"`;
+      if (!context.databaseUrl && !hasEventLog(dataDir)) {
+        throw new UsageError(
+          `No Sergo data in "${dataDir}": mcp-stdio serves an existing data directory, so give --data with the absolute path of the one serve uses`,
+        );
+      }
+      console.error(`sergo mcp-stdio: serving from ${where}.`);
       const app = await openApp(context.dataDir, { databaseUrl: context.databaseUrl });
       app.watch(250);
       try {
         const { createServices } = await import("../services.ts");
         const services = await createServices(app, loadConfig(context.args));
-        const { serveStdio } = await import("../mcp/stdio.ts");
-        await serveStdio(services.mcpDeps, value);
-        await services.close();
+        const { serveStdio, StdioKeyError } = await import("../mcp/stdio.ts");
+        try {
+          await serveStdio(services.mcpDeps, value);
+        } catch (error) {
+          if (error instanceof StdioKeyError) throw new UsageError(`${error.message} (read from ${where})`);
+          throw error;
+        } finally {
+          await services.close();
+        }
       } finally {
         await app.close();
       }

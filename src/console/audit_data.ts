@@ -56,6 +56,7 @@ export function auditPageData(db: DatabaseSync, personId: string, url: URL): Aud
     key: param("key"),
     end_user: param("end_user"),
     action: param("action"),
+    system: param("system") === "1" ? "1" : "",
   };
   const before = url.searchParams.get("before");
   const keyNames =
@@ -75,6 +76,8 @@ export function auditPageData(db: DatabaseSync, personId: string, url: URL): Aud
     ...(query.key ? { keyName: query.key } : {}),
     ...(query.end_user ? { endUser: query.end_user } : {}),
     ...(query.action ? { action: query.action } : {}),
+    // People's and agents' actions by default; the system's own work when asked for, or its action is.
+    withoutSystem: query.system !== "1" && query.action === "",
     ...(before ? { before: Number(before) } : {}),
     limit: PER_PAGE,
   });

@@ -47,7 +47,7 @@ import { requireAgentKey } from "../domain/keys.ts";
 import { CSRF_COOKIE, type Services } from "../services.ts";
 import { type Assets, loadAssets } from "./assets.ts";
 import { auditPageData } from "./audit_data.ts";
-import { documentFolders, keyView, pickableDocuments } from "./page_data.ts";
+import { documentFolders, keyView, pickableDocuments, stdioPaths } from "./page_data.ts";
 import { AuditPage } from "./pages/audit_page.tsx";
 import { DocumentPage } from "./pages/document_page.tsx";
 import { DocumentsPage } from "./pages/documents_page.tsx";
@@ -277,7 +277,8 @@ export function createConsole(services: Services, options: ConsoleOptions = {}):
           title: "Sergo is not set up yet",
           message:
             "Nobody uses this Sergo yet: open the setup address that serve printed when it started (a line with /setup?token=), or add a person with the CLI.",
-          back: "/sign-in",
+          // A first visit: there is no page to go back to, and nobody can sign in yet.
+          back: null,
         }));
       }
       return redirect(path === "/" ? "/sign-in" : `/sign-in?next=${encodeURIComponent(path + url.search)}`);
@@ -427,7 +428,7 @@ export function createConsole(services: Services, options: ConsoleOptions = {}):
           noPictures: doc.pdf_copy_status === "pending"
             ? "The PDF copy is being made — the page pictures appear when it is ready."
             : doc.type === "txt" || doc.type === "md"
-            ? "Text files have no page pictures."
+            ? "A text file has no page pictures of its own: “Make a PDF copy” (under Actions) gives it some."
             : "Page pictures come from a PDF copy — use “Make a PDF copy” to get them.",
         }));
       }
@@ -445,6 +446,8 @@ export function createConsole(services: Services, options: ConsoleOptions = {}):
             rootLabel: root,
             publicUrl: base,
             oauth: services.config.oauth,
+            // Paths of this machine: for administrators, who run commands on it.
+            stdio: admin ? stdioPaths(services) : undefined,
           }));
         }
         const key = requireAgentKey(db, person.person_id, path.slice("/keys/".length));
@@ -457,6 +460,8 @@ export function createConsole(services: Services, options: ConsoleOptions = {}):
           publicUrl: base,
           oauth: services.config.oauth,
           apps: activeGrantsOfKey(db, key.key_id),
+          // Paths of this machine: for administrators, who run commands on it.
+          stdio: admin ? stdioPaths(services) : undefined,
         }));
       }
       if (path === "/personal-keys") {

@@ -4,12 +4,29 @@
  * @module
  */
 import type { DatabaseSync } from "node:sqlite";
+import { resolve } from "node:path";
 import { expandFolders, getDocument, getFolder, listDocuments } from "../../projections/catalogue.ts";
 import { type AgentKey, oldValues } from "../../projections/key_scopes.ts";
 import { maskKey } from "../auth/key_format.ts";
 import type { Services } from "../services.ts";
-import type { KeyUsage, KeyView, PickableDocument } from "./pages/keys_page.tsx";
+import type { KeyUsage, KeyView, PickableDocument, StdioPaths } from "./pages/keys_page.tsx";
 import { statement } from "../../projections/_statements.ts";
+
+/**
+ * The absolute paths of the stdio snippet (deno, deno.json, main.ts, the data
+ * directory), or undefined when the log is on PostgreSQL (the data is not in
+ * one folder of this machine).
+ */
+export function stdioPaths(services: Services): StdioPaths | undefined {
+  if (services.config.databaseUrl) return undefined;
+  const root = new URL("../../", import.meta.url);
+  return {
+    deno: Deno.execPath(),
+    config: new URL("deno.json", root).pathname,
+    main: new URL("main.ts", root).pathname,
+    data: resolve(services.config.dataDir),
+  };
+}
 
 /** The most documents offered when picking what a key can read. */
 const MAX_PICKABLE = 2000;

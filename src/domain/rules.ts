@@ -46,12 +46,26 @@ function codePoint(character: string): string {
   return `U+${character.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}`;
 }
 
-/** Checks an agent key name. */
+/** Every rule a key name breaks, as clauses ("it has 1 character; it must have at least 2"), in one list. */
+export function keyNameProblems(name: string): string[] {
+  const problems: string[] = [];
+  const length = [...name].length;
+  if (length < 2) problems.push(`it has ${length} character${length === 1 ? "" : "s"}, and needs at least 2`);
+  if (length > 32) problems.push(`it has ${length} characters, and may have at most 32`);
+  if (length > 0 && !/^[a-z]/.test(name)) problems.push("it must start with a lowercase letter a-z");
+  const bad = [...new Set(name.replace(/[a-z0-9-]/g, ""))];
+  if (bad.length > 0) {
+    problems.push(`it may use only a-z, 0-9 and - (not ${bad.map((c) => JSON.stringify(c)).join(", ")})`);
+  }
+  return problems;
+}
+
+/** Checks an agent key name; the error names every rule it breaks. */
 export function checkKeyName(name: string): string {
   if (!KEY_NAME_PATTERN.test(name)) {
     throw new DomainError(
       "invalid",
-      `Key name "${name}" is not allowed: use 2 to 32 lowercase letters, digits and dashes, starting with a letter`,
+      `Key name "${name}" is not allowed: ${keyNameProblems(name).join("; ")}`,
     );
   }
   return name;

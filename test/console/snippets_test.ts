@@ -9,6 +9,7 @@
 import assert from "node:assert/strict";
 import { assertAll } from "../helpers/assert_all.ts";
 import { parse as parseYaml } from "yaml";
+import { parse as parseToml } from "smol-toml";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
@@ -23,14 +24,40 @@ interface Snippet {
   where: string;
   language: string;
   text: string;
+  transport: string;
+  auth: string;
+  checked: string;
+  warning: string | null;
+  secret: { variable: string; text: string } | null;
 }
 
-const { connectionSnippets, MCP_REMOTE } = (globalThis as unknown as {
+interface StdioPaths {
+  deno: string;
+  config: string;
+  main: string;
+  data: string;
+}
+
+const { connectionSnippets, snippetsMarkdown, MCP_REMOTE, PLACEHOLDER } = (globalThis as unknown as {
   SergoSnippets: {
-    connectionSnippets(name: string, url: string, value: string, options?: { oauth: boolean }): Snippet[];
+    connectionSnippets(
+      name: string,
+      url: string,
+      value: string | null,
+      options?: { oauth?: boolean; stdio?: StdioPaths },
+    ): Snippet[];
+    snippetsMarkdown(name: string, url: string): string;
     MCP_REMOTE: string;
+    PLACEHOLDER: string;
   };
 }).SergoSnippets;
+
+/** The value a snippet's `export VAR=value` line sets. */
+function exported(snippet: Snippet): Record<string, string> {
+  assert.ok(snippet.secret, `the ${snippet.app} snippet gives the key apart from the file`);
+  const [, variable, value] = /^export ([A-Z_]+)=(\S+)$/.exec(snippet.secret.text)!;
+  return { [variable!]: value! };
+}
 
 const QUERY = "MarkItDown converting files to Markdown";
 const DENO_JSON = new URL("../../deno.json", import.meta.url).pathname;
@@ -251,20 +278,144 @@ Deno.test({
       },
     );
 
-    await t.step("seri: servers.yaml with ${env:SERGO_KEY}, the key given apart", async () => {
-      const text = byId(snippets, "seri").text;
-      const config = parseYaml(text);
-      const server = config.servers.decks;
-      assert.equal(server.url, mcp);
-      assert.equal(server.headers.Authorization, "Bearer ${env:SERGO_KEY}");
-      const env: Record<string, string> = { SERGO_KEY: /# export SERGO_KEY=(\S+)/.exec(text)![1]! };
-      // seri's one expansion: ${env:VAR}.
-      const expanded = server.headers.Authorization.replace(
-        /\$\{env:([A-Z_]+)\}/g,
-        (_: string, v: string) => env[v]!,
+    await t.step(
+      "seri: servers.yaml with ${env:SERGO_KEY}, the key given apart, never in the file",
+      async () => {
+        const snippet = byId(snippets, "seri");
+        const config = parseYaml(snippet.text);
+        const server = config.servers.decks;
+        assert.equal(server.url, mcp);
+        assert.equal(server.headers.Authorization, "Bearer ${env:SERGO_KEY}");
+        assert.ok(!snippet.text.includes(key), "the file itself holds no key, not even in a comment");
+        const env = exported(snippet);
+        // seri's one expansion: ${env:VAR}.
+        const expanded = server.headers.Authorization.replace(
+          /\$\{env:([A-Z_]+)\}/g,
+          (_: string, v: string) => env[v]!,
+        );
+        assert.equal(expanded, `Bearer ${key}`);
+        assertWorks(world, await useWith(server.url, { Authorization: expanded }));
+      },
+    );
+
+    await t.step("Windsurf: mcpServers with serverUrl and headers", async () => {
+      const server = JSON.parse(byId(snippets, "windsurf").text).mcpServers.decks;
+      assert.deepEqual(Object.keys(server), ["serverUrl", "headers"]);
+      assertWorks(world, await useWith(server.serverUrl, server.headers));
+    });
+
+    await t.step(
+      "Codex CLI: config.toml with url and bearer_token_env_var, the key given apart",
+      async () => {
+        const snippet = byId(snippets, "codex");
+        const config = parseToml(snippet.text) as { mcp_servers: Record<string, Record<string, string>> };
+        const server = config.mcp_servers.decks!;
+        assert.deepEqual(Object.keys(server), ["url", "bearer_token_env_var"]);
+        assert.equal(server.url, mcp);
+        assert.ok(!snippet.text.includes(key), "Codex takes no key in its file");
+        const env = exported(snippet);
+        // Codex sends `Authorization: Bearer <the variable's value>`.
+        assertWorks(
+          world,
+          await useWith(server.url, { Authorization: `Bearer ${env[server.bearer_token_env_var!]}` }),
+        );
+      },
+    );
+
+    await t.step("Gemini CLI: mcpServers with httpUrl (Streamable HTTP, not url, which is SSE)", async () => {
+      const server = JSON.parse(byId(snippets, "gemini").text).mcpServers.decks;
+      assert.deepEqual(Object.keys(server), ["httpUrl", "headers"]);
+      assertWorks(world, await useWith(server.httpUrl, server.headers));
+    });
+
+    await t.step("Zed: context_servers with url and headers", async () => {
+      const server = JSON.parse(byId(snippets, "zed").text).context_servers.decks;
+      assert.deepEqual(Object.keys(server), ["url", "headers"]);
+      assertWorks(world, await useWith(server.url, server.headers));
+    });
+
+    await t.step("Continue: a block file with a streamable-http server and its headers", async () => {
+      const block = parseYaml(byId(snippets, "continue").text);
+      assert.equal(block.schema, "v1");
+      assert.equal(typeof block.version, "string");
+      const [server] = block.mcpServers;
+      assert.equal(server.type, "streamable-http");
+      assertWorks(world, await useWith(server.url, server.requestOptions.headers));
+    });
+
+    await t.step("Copilot Studio: the wizard's fields, an API key in the Authorization header", async () => {
+      const snippet = byId(snippets, "copilot-studio");
+      const fields = Object.fromEntries(
+        snippet.text.split("\n").map((
+          line,
+        ) => [line.slice(0, line.indexOf(": ")), line.slice(line.indexOf(": ") + 2)]),
       );
-      assert.ok(!text.includes(`Bearer ${key}`), "the file itself holds no key");
-      assertWorks(world, await useWith(server.url, { Authorization: expanded }));
+      assert.equal(fields["Server name"], "decks");
+      assert.equal(fields["Authentication"], "API key");
+      assert.equal(fields["Type"], "Header");
+      assertWorks(
+        world,
+        await useWith(fields["Server URL"]!, { [fields["Header name"]!]: fields["Connection's key"]! }),
+      );
+    });
+
+    await t.step(
+      "cloud apps (connectors, ChatGPT, Copilot Studio) are told this loopback http address cannot work",
+      () => {
+        for (const id of ["connector", "chatgpt", "copilot-studio"]) {
+          const warning = byId(snippets, id).warning ?? "";
+          assert.match(warning, /http and on this machine only/, id);
+          assert.match(warning, /--cert/, id);
+          assert.match(warning, /SERGO_PUBLIC_URL/, id);
+          assert.match(warning, /tunnel/, id);
+        }
+        assert.match(byId(snippets, "seri").warning ?? "", /https addresses only/);
+        for (
+          const s of snippets.filter((s) =>
+            !["connector", "chatgpt", "copilot-studio", "seri"].includes(s.id)
+          )
+        ) {
+          assert.equal(s.warning, null, `${s.app} connects from this machine: no warning`);
+        }
+        assert.equal(byId(snippets, "chatgpt").text, `${world.url}/chatgpt/mcp`);
+      },
+    );
+
+    await t.step("stdio: the command with absolute paths and --data works from another folder", async () => {
+      const root = new URL("../../", import.meta.url);
+      const withStdio = connectionSnippets("decks", world.url, key, {
+        stdio: {
+          deno: Deno.execPath(),
+          config: new URL("deno.json", root).pathname,
+          main: new URL("main.ts", root).pathname,
+          data: world.running.services.config.dataDir,
+        },
+      });
+      const server = JSON.parse(byId(withStdio, "stdio").text).mcpServers.decks;
+      assert.ok(server.command.startsWith("/"));
+      assert.ok(server.args.includes("--data"));
+      const elsewhere = await Deno.makeTempDir({ prefix: "sergo-elsewhere-" });
+      const child = new Deno.Command(server.command, {
+        args: server.args,
+        cwd: elsewhere,
+        env: { ...server.env, NO_COLOR: "1" },
+        stdin: "piped",
+        stdout: "piped",
+        stderr: "null",
+      }).spawn();
+      try {
+        assertWorks(world, await overStdio(child));
+      } finally {
+        try {
+          child.kill("SIGTERM");
+        } catch {
+          // it ended by itself
+        }
+        await child.status;
+      }
+      const made = [...Deno.readDirSync(elsewhere)];
+      await Deno.remove(elsewhere, { recursive: true });
+      assert.deepEqual(made, [], "nothing is made in the folder it runs from");
     });
 
     await t.step("Sagewai: connect_http and connect_sse, valid Python, both URLs working", async () => {
@@ -291,7 +442,21 @@ Deno.test({
 
     await t.step("Python: the snippet runs as written with the official SDK", async () => {
       const file = await Deno.makeTempFile({ suffix: ".py" });
-      await Deno.writeTextFile(file, byId(snippets, "python").text.replace("what to look for", QUERY));
+      // Records the timeouts of the client the snippet builds (httpx2's own default is 5 s for everything).
+      const recorder = [
+        "import httpx2 as _httpx2",
+        "_Client = _httpx2.AsyncClient",
+        "class _Recorded(_Client):",
+        "    def __init__(self, *args, **kwargs):",
+        "        super().__init__(*args, **kwargs)",
+        "        print('timeout', self.timeout.connect, self.timeout.read, flush=True)",
+        "_httpx2.AsyncClient = _Recorded",
+        "",
+      ].join("\n");
+      await Deno.writeTextFile(
+        file,
+        recorder + byId(snippets, "python").text.replace("what to look for", QUERY),
+      );
       const run = await new Deno.Command(await needs("python3"), {
         args: [file],
         stdout: "piped",
@@ -301,7 +466,10 @@ Deno.test({
       await Deno.remove(file);
       assert.equal(run.code, 0, new TextDecoder().decode(run.stderr));
       const out = new TextDecoder().decode(run.stdout);
-      assert.ok(out.startsWith("['search', 'list_documents', 'read_document', 'view_page']\n"), out);
+      assert.ok(
+        out.startsWith("timeout 30.0 300.0\n['search', 'list_documents', 'read_document', 'view_page']\n"),
+        `the SDK's own timeouts (30 s, 300 s to read), not httpx2's 5 s: ${out}`,
+      );
       assert.match(out, /markitdown-readme\.md/);
     });
 
@@ -324,11 +492,41 @@ Deno.test({
   },
 });
 
-Deno.test("the docs show the console's snippets, word for word", async () => {
-  const docs = await Deno.readTextFile(new URL("../../docs/connecting-agents.md", import.meta.url));
-  for (const snippet of connectionSnippets("energy-outlooks", "https://sergo.example.com", "<agent key>")) {
-    assert.ok(docs.includes(snippet.text), `docs/connecting-agents.md shows the ${snippet.app} snippet`);
+Deno.test("docs/snippets.md is written from the console's snippets, word for word", async () => {
+  const docs = await Deno.readTextFile(new URL("../../docs/snippets.md", import.meta.url));
+  assert.equal(docs, snippetsMarkdown("energy-outlooks", "https://sergo.example.com"));
+  for (const snippet of connectionSnippets("energy-outlooks", "https://sergo.example.com", null)) {
+    assert.ok(docs.includes(snippet.text), `docs/snippets.md shows the ${snippet.app} snippet`);
+    assert.match(docs, new RegExp(`\\| ${snippet.app} \\| .* \\| \\d{4}-\\d{2}-\\d{2} \\|`));
   }
+});
+
+Deno.test("every app the issue names has a snippet; on the key's page the key is a placeholder", () => {
+  const snippets = connectionSnippets("k", "https://sergo.example.com", null);
+  const apps = snippets.map((s) => s.id);
+  for (
+    const id of [
+      "claude",
+      "claude-desktop",
+      "connector",
+      "chatgpt",
+      "json",
+      "vscode",
+      "windsurf",
+      "codex",
+      "gemini",
+      "copilot-studio",
+      "continue",
+      "zed",
+    ]
+  ) assert.ok(apps.includes(id), `a snippet for ${id}`);
+  for (const s of snippets) {
+    const holder = s.secret ? s.secret.text : s.text;
+    if (!["connector", "chatgpt"].includes(s.id)) assert.ok(holder.includes(PLACEHOLDER), s.app);
+    assert.ok(!s.text.includes("sgk_"), s.app);
+  }
+  // A public https address: nothing to warn about.
+  assertAll(snippets, (s) => s.warning === null);
 });
 
 Deno.test("a public http URL gets mcp-remote's --allow-http; loopback and https do not", () => {
@@ -343,6 +541,7 @@ Deno.test("a public http URL gets mcp-remote's --allow-http; loopback and https 
 Deno.test("with OAuth off there is no connector snippet, and Claude Desktop's hint does not offer one", () => {
   const off = connectionSnippets("k", "https://sergo.example.com", "v", { oauth: false });
   assert.equal(off.find((s) => s.id === "connector"), undefined);
+  assert.equal(off.find((s) => s.id === "chatgpt"), undefined);
   assert.ok(!off.find((s) => s.id === "claude-desktop")!.where.includes("connector"));
-  assert.equal(off.length, connectionSnippets("k", "https://sergo.example.com", "v").length - 1);
+  assert.equal(off.length, connectionSnippets("k", "https://sergo.example.com", "v").length - 2);
 });

@@ -37,17 +37,19 @@ const doc = (extra: Partial<DocumentRow>): DocumentRow => ({
   ...extra,
 });
 
-Deno.test("the console's Standard option names the transcriber, or says none is installed", () => {
+Deno.test("the console's Standard option says what it reads, names the transcriber, or says none is set up", () => {
   try {
     registerTranscriber("Tesseract 5.3.0 (eng, rus)");
     assert.equal(
       render(StandardOption()),
-      '<option value="standard">Standard (AI) — reads scanned pages with Tesseract 5.3.0 (eng, rus)</option>',
+      '<option value="standard" title="This server reads them with Tesseract 5.3.0 (eng, rus)">' +
+        "Standard — reads scanned pages (Tesseract, or a vision model when configured)</option>",
     );
     registerTranscriber(null);
     assert.equal(
       render(StandardOption()),
-      '<option value="standard" disabled>Standard (AI) — no transcriber installed</option>',
+      '<option value="standard" disabled>' +
+        "Standard — reads scanned pages (needs Tesseract or a vision model; none is set up)</option>",
     );
   } finally {
     registerTranscriber(undefined);

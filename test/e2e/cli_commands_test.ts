@@ -24,7 +24,10 @@ async function ok(args: string[], options: { stdin?: string; env?: Record<string
 }
 
 /** Runs a command that must fail with exit code 2 and one line on stderr; returns that line. */
-async function refused(args: string[], options: { stdin?: string; env?: Record<string, string> } = {}) {
+async function refused(
+  args: string[],
+  options: { stdin?: string; env?: Record<string, string>; cwd?: string } = {},
+) {
   const out = await runCli(args, options);
   const lines = out.stderr.trim().split("\n");
   assert.equal(out.code, 2, `${args.join(" ")}: ${out.stdout}${out.stderr}`);
@@ -227,7 +230,37 @@ Deno.test({
         await refused(["mcp-stdio", ...data, "--key-env", "SERGO_KEY"], { env: {} }),
         /SERGO_KEY/,
       );
+      assert.match(out.stderr, new RegExp(`serving from the data directory "${dir.path}"`));
     });
+
+    await t.step(
+      "mcp-stdio from another folder names the data directory it looked in, and makes none",
+      async () => {
+        await using elsewhere = await tempDir("sergo-elsewhere-");
+        const key = "sgk_s_" + "x".repeat(40);
+        const line = await refused(["mcp-stdio", "--key-env", "SERGO_KEY"], {
+          env: { SERGO_KEY: key },
+          cwd: elsewhere.path,
+          stdin: "",
+        });
+        assert.equal(
+          line,
+          `No Sergo data in "${elsewhere.path}/data": mcp-stdio serves an existing data directory, so give --data with the absolute path of the one serve uses`,
+        );
+        assert.deepEqual([...Deno.readDirSync(elsewhere.path)], [], "no ./data was made");
+        const unknown = await runCli(["mcp-stdio", ...data, "--key-env", "SERGO_KEY"], {
+          env: { SERGO_KEY: key },
+          cwd: elsewhere.path,
+          stdin: "",
+        });
+        assert.equal(unknown.code, 2, unknown.stderr);
+        const [opened, why, ...more] = unknown.stderr.trim().split("\n");
+        assert.equal(opened, `sergo mcp-stdio: serving from the data directory "${dir.path}".`);
+        assert.ok(why!.startsWith("The key does not work: "), why!);
+        assert.ok(why!.endsWith(`(read from the data directory "${dir.path}")`), why!);
+        assert.deepEqual(more, []);
+      },
+    );
 
     await t.step(
       "projections rebuild deletes the projections; the next command rebuilds the same digest",

@@ -527,7 +527,12 @@ Deno.test({
           await ava.selectOption('#search select[name="as"]', createdKey.id);
           await ava.click('#search button[type="submit"]');
           await ava.waitForURL(/\/search\?q=convert/);
-          const shown = await ava.locator("#results .excerpt").allTextContents();
+          // Each hit: its excerpt as the agent gets it (whole under "The whole excerpt…" when the page cuts it).
+          const shown = await ava.locator("#results .excerpt-box").evaluateAll((boxes) =>
+            boxes.map((box) =>
+              (box.querySelector(".whole-excerpt pre") ?? box.querySelector(".excerpt"))!.textContent
+            )
+          );
           assert.ok(shown.length > 0);
           assert.deepEqual(
             shown,

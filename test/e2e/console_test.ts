@@ -281,11 +281,11 @@ Deno.test({
           const before = head();
           const check = page.locator("#new-name-check");
           await page.fill(`${form} input[name="name"]`, "Energy");
-          assert.match((await check.textContent())!, /starts with a lowercase letter/);
+          assert.match((await check.textContent())!, /must start with a lowercase letter/);
           await page.fill(`${form} input[name="name"]`, "energy outlooks!");
           assert.match((await check.textContent())!, /not " ", "!"/);
           await page.fill(`${form} input[name="name"]`, "e".repeat(33));
-          assert.match((await check.textContent())!, /at most 32 characters; this one has 33/);
+          assert.match((await check.textContent())!, /at most 32 characters, and has 33/);
           await shot(page, "06-key-name-check");
           await page.click(`${form} button[type="submit"]`);
           assert.match(await alertText(page, form), /at most 32 characters/);
@@ -350,7 +350,7 @@ Deno.test({
         const form = "#key-edit";
         await page.fill(`${form} input[name="name"]`, "-bad");
         await page.click(`${form} button[type="submit"]`);
-        assert.match(await alertText(page, form), /starts with a lowercase letter/);
+        assert.match(await alertText(page, form), /must start with a lowercase letter/);
         await page.fill(`${form} input[name="name"]`, "energy-outlooks");
         await page.fill(`${form} textarea[name="description"]`, "EIA energy outlook decks.");
         await page.click(`${form} button[type="submit"]`);

@@ -46,10 +46,11 @@ export const TASK_PERMISSIONS = [
 /** Runs the CLI in a subprocess with the project's task permissions; returns exit code and output. */
 export async function runCli(
   args: string[],
-  options: { stdin?: string; env?: Record<string, string> } = {},
+  options: { stdin?: string; env?: Record<string, string>; cwd?: string } = {},
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   const command = new Deno.Command(Deno.execPath(), {
     args: ["run", ...TASK_PERMISSIONS, new URL("../../main.ts", import.meta.url).pathname, ...args],
+    ...(options.cwd ? { cwd: options.cwd } : {}),
     stdin: options.stdin === undefined ? "null" : "piped",
     stdout: "piped",
     stderr: "piped",

@@ -61,16 +61,21 @@
       if (name === "." || name === "..") return `"${name}" is not allowed as a folder name.`;
       return null;
     },
+    // Every rule the name breaks, at once (the server says the same: src/domain/rules.ts).
     "key-name"(value) {
       if (value === "") return "Give the key a name.";
-      if (value.length < 2) return "A key name has at least 2 characters.";
-      if (value.length > 32) return `A key name has at most 32 characters; this one has ${value.length}.`;
-      if (!/^[a-z]/.test(value)) return "A key name starts with a lowercase letter a-z.";
+      const problems = [];
+      const length = [...value].length;
+      if (length < 2) problems.push("it needs at least 2 characters");
+      if (length > 32) problems.push(`it may have at most 32 characters, and has ${length}`);
+      if (!/^[a-z]/.test(value)) problems.push("it must start with a lowercase letter a-z");
       const bad = [...new Set(value.replace(/[a-z0-9-]/g, ""))];
       if (bad.length) {
-        return `A key name uses only a-z, 0-9 and -; not ${bad.map((c) => `"${c}"`).join(", ")}.`;
+        problems.push(`it may use only a-z, 0-9 and - (not ${bad.map((c) => JSON.stringify(c)).join(", ")})`);
       }
-      return null;
+      if (problems.length === 0) return null;
+      const rules = problems.length === 1 ? "a rule" : `${problems.length} rules`;
+      return `“${value}” breaks ${rules}: ${problems.join("; ")}.`;
     },
     description(value) {
       if (value.length > 1000) {

@@ -46,6 +46,42 @@
     if (ok) Sergo.refreshList().catch(() => {});
   }
 
+  /**
+   * A scan read with Basic: its pages with no text layer are not searchable.
+   * Offers Standard right there, when this server has a transcriber.
+   */
+  function offerStandard(row, doc) {
+    const standard = document.querySelector('#upload-preset option[value="standard"]');
+    const scanned = doc.image_only_pages ?? [];
+    if (doc.preset !== "basic" || scanned.length === 0 || !standard || standard.disabled) return;
+    const note = document.createElement("span");
+    note.className = "upload-scan";
+    const all = doc.pages !== null && scanned.length >= doc.pages;
+    note.textContent = all
+      ? "It looks like a scan: no page has a text layer, so Basic found nothing to search."
+      : `${scanned.length} of its pages look scanned (no text layer): Basic could not read them.`;
+    const button = document.createElement("button");
+    button.type = "button";
+    button.className = "primary process-standard";
+    button.textContent = "Read the scanned pages with Standard";
+    button.addEventListener("click", async () => {
+      button.disabled = true;
+      try {
+        const again = await Sergo.api("POST", `/api/documents/${doc.id}/process`, { preset: "standard" });
+        note.remove();
+        button.remove();
+        row.li.classList.remove("done", "failed", "warned");
+        row.state.removeAttribute("role");
+        // Followed from "processing": the answer may still show the Basic result.
+        follow(row, { ...doc, ...again, status: "processing" });
+      } catch (error) {
+        button.disabled = false;
+        note.textContent = error.message;
+      }
+    });
+    row.li.append(note, button);
+  }
+
   /** Follows an uploaded document to its end: searchable, not indexed (with the reason), or still failing. */
   async function follow(row, doc) {
     for (;;) {
@@ -54,13 +90,14 @@
           ? ""
           : ` — ${doc.pages_estimated ? "about " : ""}${doc.pages} page${doc.pages === 1 ? "" : "s"}`;
         row.li.dataset.status = "searchable";
-        return finish(row, true, `Searchable${pages}.`);
+        finish(row, true, `Searchable${pages}.`);
+        return offerStandard(row, doc);
       }
       if (doc.status === "not_indexed") {
         row.li.dataset.status = "not_indexed";
         finish(row, false, `Not indexed: ${(doc.reason ?? "no text to search").replace(/[.]$/, "")}.`);
         row.li.classList.replace("failed", "warned");
-        return;
+        return offerStandard(row, doc);
       }
       row.li.dataset.status = "processing";
       const done = doc.transcribed

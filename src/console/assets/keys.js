@@ -7,33 +7,72 @@
   const Sergo = globalThis.Sergo;
   const panel = document.getElementById("secret");
 
-  /** Fills the snippets list: one heading, hint, block and copy button per app (see snippets.js). */
-  function showSnippets(list, name, publicUrl, value) {
+  /** A block of text with its copy button, in a row. */
+  function copyRow(slotName, language, text, label) {
+    const row = document.createElement("div");
+    row.className = "copy-row";
+    const pre = document.createElement("pre");
+    pre.dataset.slot = slotName;
+    pre.dataset.language = language;
+    pre.textContent = text;
+    const button = document.createElement("button");
+    button.type = "button";
+    button.dataset.copy = slotName;
+    button.textContent = `Copy ${label}`;
+    row.append(pre, button);
+    return row;
+  }
+
+  /**
+   * Fills a snippets list: one heading, hint, block and copy button per app
+   * (see snippets.js), a warning where the address cannot work for the app,
+   * and the line that puts the key in the environment where the file holds none.
+   * `value` null shows a placeholder for the key.
+   */
+  function showSnippets(list, name, value) {
     list.replaceChildren();
-    const oauth = panel.dataset.oauth !== "off";
-    for (const s of globalThis.SergoSnippets.connectionSnippets(name, publicUrl, value, { oauth })) {
-      const item = document.createElement("div");
+    const source = list.closest("[data-public-url]");
+    const oauth = source.dataset.oauth !== "off";
+    const stdio = source.dataset.stdio ? JSON.parse(source.dataset.stdio) : undefined;
+    const snippets = globalThis.SergoSnippets.connectionSnippets(name, source.dataset.publicUrl, value, {
+      oauth,
+      stdio,
+    });
+    // One app opened at a time: the page stays short enough to find yours.
+    for (const s of snippets) {
+      const item = document.createElement("details");
       item.className = "snippet";
       item.dataset.snippet = s.id;
-      const title = document.createElement("h4");
+      item.name = `${list.closest("[id]").id}-apps`;
+      const title = document.createElement("summary");
       title.textContent = s.title;
+      if (s.warning) {
+        const flag = document.createElement("span");
+        flag.className = "badge warn";
+        flag.textContent = "needs https";
+        title.append(" ", flag);
+      }
       const where = document.createElement("p");
       where.className = "hint";
       where.textContent = s.where;
-      const row = document.createElement("div");
-      row.className = "copy-row";
-      const pre = document.createElement("pre");
-      pre.dataset.slot = s.id;
-      pre.dataset.language = s.language;
-      pre.textContent = s.text;
-      const button = document.createElement("button");
-      button.type = "button";
-      button.dataset.copy = s.id;
-      button.textContent = `Copy ${s.app}`;
-      row.append(pre, button);
-      item.append(title, where, row);
+      item.append(title, where);
+      if (s.warning) {
+        const warning = document.createElement("p");
+        warning.className = "warning";
+        warning.dataset.warning = s.id;
+        warning.textContent = s.warning;
+        item.append(warning);
+      }
+      item.append(copyRow(s.id, s.language, s.text, s.app));
+      if (s.secret) {
+        const hint = document.createElement("p");
+        hint.className = "hint";
+        hint.textContent = `Then, in the environment ${s.app} starts from (not in the file):`;
+        item.append(hint, copyRow(`${s.id}-secret`, "shell", s.secret.text, `${s.app} key line`));
+      }
       list.append(item);
     }
+    list.querySelector("details")?.setAttribute("open", "");
   }
 
   function slot(name) {
@@ -44,7 +83,7 @@
   function showSecret({ title, value, name, note }) {
     slot("title").textContent = title;
     slot("value").textContent = value;
-    if (name && slot("snippets")) showSnippets(slot("snippets"), name, panel.dataset.publicUrl, value);
+    if (name && slot("snippets")) showSnippets(slot("snippets"), name, value);
     slot("note").textContent = note ?? "";
     slot("note").hidden = !note;
     panel.hidden = false;
@@ -52,24 +91,35 @@
     panel.scrollIntoView({ block: "start" });
   }
 
-  if (panel) {
-    panel.addEventListener("click", async (event) => {
+  /** Copy buttons of a panel: the block named by the button's data-copy goes to the clipboard. */
+  function copyButtons(box) {
+    const find = (name) => box.querySelector(`[data-slot="${name}"]`);
+    box.addEventListener("click", async (event) => {
       const button = event.target.closest("[data-copy]");
       if (!button) return;
-      const text = slot(button.dataset.copy).textContent;
+      const text = find(button.dataset.copy).textContent;
       try {
         await navigator.clipboard.writeText(text);
-        slot("copied").textContent = `${
+        find("copied").textContent = `${
           button.textContent.replace("Copy ", "").replace(/^./, (c) => c.toUpperCase())
         } copied.`;
       } catch {
         const range = document.createRange();
-        range.selectNodeContents(slot(button.dataset.copy));
+        range.selectNodeContents(find(button.dataset.copy));
         getSelection().removeAllRanges();
         getSelection().addRange(range);
-        slot("copied").textContent = "Selected — press Ctrl+C (or ⌘C) to copy.";
+        find("copied").textContent = "Selected — press Ctrl+C (or ⌘C) to copy.";
       }
     });
+  }
+
+  if (panel) copyButtons(panel);
+
+  // The key's page: the snippets with a placeholder where the key goes.
+  const connect = document.getElementById("connect");
+  if (connect) {
+    showSnippets(connect.querySelector('[data-slot="snippets"]'), connect.dataset.keyName, null);
+    copyButtons(connect);
   }
 
   // The key name, checked as you type.
@@ -136,8 +186,49 @@
     });
   }
 
+  /** Puts a new key in the list below the panel (in place of "No agent keys yet."). */
+  function listKey(key) {
+    let list = document.querySelector(".key-list");
+    if (!list) {
+      list = document.createElement("ul");
+      list.className = "key-list";
+      document.getElementById("no-keys")?.replaceWith(list);
+    }
+    const item = document.createElement("li");
+    item.className = "card key";
+    item.dataset.keyName = key.name;
+    const head = document.createElement("div");
+    head.className = "key-head";
+    const title = document.createElement("h2");
+    const link = document.createElement("a");
+    link.href = `/keys/${key.id}`;
+    link.textContent = key.name;
+    title.append(link);
+    const masked = document.createElement("code");
+    masked.className = "masked";
+    masked.textContent = key.key;
+    head.append(title, masked);
+    item.append(head);
+    if (key.description) {
+      const description = document.createElement("p");
+      description.className = "description";
+      description.textContent = key.description;
+      item.append(description);
+    }
+    const made = document.createElement("p");
+    made.className = "muted small";
+    made.textContent = "Created just now · not used yet";
+    const edit = document.createElement("a");
+    edit.href = `/keys/${key.id}`;
+    edit.className = "button";
+    edit.textContent = "Edit, roll or delete";
+    item.append(made, edit);
+    list.append(item);
+  }
+
   bind("key-create", async (form) => {
     const key = await Sergo.api("POST", form.dataset.api, keyBody(form));
+    listKey(key);
     form.closest("section").hidden = true;
     showSecret({ title: `Your new key “${key.name}”`, value: key.value, name: key.name });
   });

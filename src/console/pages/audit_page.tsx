@@ -17,6 +17,8 @@ export interface AuditQuery {
   key: string;
   end_user: string;
   action: string;
+  /** "1" to show the system's own work (processing, PDF copies, lease renewals) too. */
+  system: string;
 }
 
 /** Options of {@linkcode AuditPage}. */
@@ -34,9 +36,15 @@ export interface AuditPageProps {
   paged?: boolean;
 }
 
-function detailText(value: unknown): string {
+/** A detail's value as a person reads it: lists joined, objects as "name: value" pairs, never raw JSON. */
+export function detailText(value: unknown): string {
   if (typeof value === "string") return value;
-  return JSON.stringify(value);
+  if (typeof value === "number" || typeof value === "boolean") return String(value);
+  if (value === null || value === undefined) return "—";
+  if (Array.isArray(value)) return value.length === 0 ? "none" : value.map(detailText).join(", ");
+  return Object.entries(value as Record<string, unknown>)
+    .map(([name, inner]) => `${name.replaceAll("_", " ")}: ${detailText(inner)}`)
+    .join("; ");
 }
 
 /** Builds a query string from the filters, leaving out the empty ones. */
@@ -52,13 +60,17 @@ export function auditSearch(query: AuditQuery, extra: Record<string, string> = {
 /** The audit page. */
 export function AuditPage(props: AuditPageProps): VNode {
   const q = props.query;
-  const exportQuery = { from: q.from, to: q.to, key: q.key, end_user: "", action: "" };
+  const exportQuery = { from: q.from, to: q.to, key: q.key, end_user: "", action: "", system: "" };
   return (
     <Layout context={props.context} title="Audit" scripts={["audit.js"]}>
       <header class="page-head">
         <div>
           <h1>Audit</h1>
-          <p class="muted">Every MCP call and every change to your documents and keys, newest first.</p>
+          <p class="muted">
+            Every MCP call and every change to your documents and keys, newest first. {q.system === "1"
+              ? "With the system's own work (processing, PDF copies, lease renewals)."
+              : "People's and agents' actions; the system's own work is behind the filter below."}
+          </p>
         </div>
         <div class="exports">
           <a
@@ -80,7 +92,8 @@ export function AuditPage(props: AuditPageProps): VNode {
           <p class="hint">
             Exports hold the signed trail of the From, To and Key filters: who, which key and end user, which
             document (id, name, sha256) and pages, when — never the documents' text. Check one with{" "}
-            <code>sergo audit verify FILE</code>.
+            <code>sergo audit verify FILE --public-key KEY.pem</code>, where KEY.pem is this install's key
+            (<code>sergo audit public-key &gt; KEY.pem</code>).
           </p>
         </div>
       </header>
@@ -112,6 +125,10 @@ export function AuditPage(props: AuditPageProps): VNode {
             <option value="">Any action</option>
             {props.actions.map((a) => <option key={a} value={a} selected={q.action === a}>{a}</option>)}
           </select>
+        </label>
+        <label class="check">
+          <input type="checkbox" name="system" value="1" checked={q.system === "1"} />
+          Show system work too (processing, PDF copies, lease renewals)
         </label>
         <div class="filter-buttons">
           <button type="submit" class="primary">Filter</button>

@@ -73,12 +73,27 @@ export function canHavePdfCopy(doc: DocumentRow): boolean {
   return doc.type !== "pdf";
 }
 
-/** The Standard preset's option: enabled with the transcriber's name, or disabled saying none is installed. */
+/** What the Standard preset is, as its option says it. */
+export const STANDARD_LABEL = "Standard — reads scanned pages (Tesseract, or a vision model when configured)";
+
+/**
+ * The Standard preset's option: enabled, naming this server's transcriber on
+ * hover, or disabled saying none is set up.
+ */
 export function StandardOption(): VNode {
   const label = registeredTranscriber();
-  return label
-    ? <option value="standard">Standard (AI) — reads scanned pages with {label}</option>
-    : <option value="standard" disabled>Standard (AI) — no transcriber installed</option>;
+  if (label === null) {
+    return (
+      <option value="standard" disabled>
+        Standard — reads scanned pages (needs Tesseract or a vision model; none is set up)
+      </option>
+    );
+  }
+  return (
+    <option value="standard" title={label ? `This server reads them with ${label}` : undefined}>
+      {STANDARD_LABEL}
+    </option>
+  );
 }
 
 /** Options of {@linkcode DocumentActions}. */

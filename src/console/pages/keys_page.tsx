@@ -81,6 +81,16 @@ export interface KeysPageProps {
   publicUrl: string;
   /** Whether connector apps can sign in with OAuth (`SERGO_OAUTH`); default on. */
   oauth?: boolean;
+  /** Absolute paths for the stdio snippet; absent when the data is not on this machine (PostgreSQL). */
+  stdio?: StdioPaths;
+}
+
+/** The absolute paths the stdio snippet names, so it works from any folder. */
+export interface StdioPaths {
+  deno: string;
+  config: string;
+  main: string;
+  data: string;
 }
 
 /** The rules of a key name, as the form states them. */
@@ -142,9 +152,15 @@ function KeyFields(
   );
 }
 
-/** The panel that shows a new key value once, with the Claude Code command and the `mcpServers` JSON. */
+/** The panel that shows a new key value once, with the connection snippets (snippets.js). */
 export function SecretPanel(
-  { id, publicUrl, agent, oauth = true }: { id: string; publicUrl: string; agent: boolean; oauth?: boolean },
+  { id, publicUrl, agent, oauth = true, stdio }: {
+    id: string;
+    publicUrl: string;
+    agent: boolean;
+    oauth?: boolean;
+    stdio?: StdioPaths;
+  },
 ): VNode {
   return (
     <section
@@ -153,6 +169,7 @@ export function SecretPanel(
       hidden
       data-public-url={publicUrl}
       data-oauth={oauth ? "on" : "off"}
+      data-stdio={stdio ? JSON.stringify(stdio) : undefined}
       tabindex={-1}
       aria-live="polite"
     >
@@ -208,8 +225,8 @@ export function KeysPage(props: KeysPageProps): VNode {
           </p>
         </div>
       </header>
-      <SecretPanel id="secret" publicUrl={props.publicUrl} agent oauth={props.oauth} />
-      {props.keys.length === 0 ? <p class="empty">No agent keys yet.</p> : (
+      <SecretPanel id="secret" publicUrl={props.publicUrl} agent oauth={props.oauth} stdio={props.stdio} />
+      {props.keys.length === 0 ? <p class="empty" id="no-keys">No agent keys yet.</p> : (
         <ul class="key-list">
           {props.keys.map((k) => (
             <li key={k.key.key_id} class="card key" data-key-name={k.key.name}>
@@ -268,6 +285,40 @@ export interface KeyPageProps {
   oauth?: boolean;
   /** The apps acting as this key through OAuth. */
   apps?: readonly OAuthGrant[];
+  /** Absolute paths for the stdio snippet; absent when the data is not on this machine (PostgreSQL). */
+  stdio?: StdioPaths;
+}
+
+/** The key's page's snippets, with a placeholder where the key goes (keys.js fills them in). */
+function ConnectApps(
+  { name, publicUrl, oauth = true, stdio }: {
+    name: string;
+    publicUrl: string;
+    oauth?: boolean;
+    stdio?: StdioPaths;
+  },
+): VNode {
+  return (
+    <section
+      class="card snippets"
+      id="connect"
+      aria-labelledby="connect-title"
+      data-key-name={name}
+      data-public-url={publicUrl}
+      data-oauth={oauth ? "on" : "off"}
+      data-stdio={stdio ? JSON.stringify(stdio) : undefined}
+    >
+      <h2 id="connect-title">Connect an app</h2>
+      <p class="hint">
+        Put this key's value where the snippets say{" "}
+        <code>&lt;agent key&gt;</code>. Sergo shows a value only once, when the key is made or rolled: if it
+        is lost, roll the key for a new one. Streamable HTTP at <code>/mcp</code> is preferred;{" "}
+        <code>/sse</code> is for apps that have only the older SSE transport.
+      </p>
+      <div data-slot="snippets"></div>
+      <p class="copied" role="status" data-slot="copied"></p>
+    </section>
+  );
 }
 
 const GRACES = [
@@ -299,8 +350,9 @@ export function KeyPage(props: KeyPageProps): VNode {
           ))}
         </div>
       </header>
-      <SecretPanel id="secret" publicUrl={props.publicUrl} agent oauth={props.oauth} />
+      <SecretPanel id="secret" publicUrl={props.publicUrl} agent oauth={props.oauth} stdio={props.stdio} />
       <KeyApps apps={props.apps ?? []} csrf={props.context.csrf} />
+      <ConnectApps name={key.name} publicUrl={props.publicUrl} oauth={props.oauth} stdio={props.stdio} />
       <section class="card" aria-labelledby="edit-title">
         <h2 id="edit-title">Settings</h2>
         <form

@@ -8,12 +8,12 @@
 import type { VNode } from "preact";
 import { Layout, type PageContext } from "./layout.tsx";
 
-/** The not-found page with one sentence and a way back. */
+/** The not-found page with one sentence and a way back (none where there is nowhere to go back to). */
 export function NotFoundPage(
   { context, message, back, title = "Not found" }: {
     context: PageContext;
     message: string;
-    back: string;
+    back: string | null;
     title?: string;
   },
 ): VNode {
@@ -22,9 +22,11 @@ export function NotFoundPage(
       <section class="card narrow">
         <h1>{title}</h1>
         <p>{message}</p>
-        <p>
-          <a href={back} class="button">Go back</a>
-        </p>
+        {back && (
+          <p>
+            <a href={back} class="button">Go back</a>
+          </p>
+        )}
       </section>
     </Layout>
   );

@@ -8,6 +8,7 @@
  */
 import type { VNode } from "preact";
 import type { ConsoleSearchResult } from "../search.ts";
+import { shownExcerpt } from "../excerpt.ts";
 import { Layout, type PageContext } from "./layout.tsx";
 
 /** The search box: on the documents page and above the results. */
@@ -42,6 +43,38 @@ export function SearchBox(
   );
 }
 
+/** How many excerpts in how many documents, and whether more follow. */
+function ResultCount({ result }: { result: ConsoleSearchResult }): VNode {
+  const hits = result.documents.reduce((sum, doc) => sum + doc.hits.length, 0);
+  const docs = result.documents.length;
+  const from = result.offset + 1;
+  return (
+    <p class="muted" id="result-count" role="status">
+      {hits === 1 ? "1 excerpt" : `${hits} excerpts`} in {docs === 1 ? "1 document" : `${docs} documents`}
+      {result.offset > 0 ? ` (results from ${from} on)` : ""}
+      {result.nextOffset != null ? " — more below" : ""}
+    </p>
+  );
+}
+
+/** An excerpt with the query's words marked, cut to its matching part; the whole excerpt on demand. */
+function Excerpt({ text, query }: { text: string; query: string }): VNode {
+  const shown = shownExcerpt(text, query);
+  return (
+    <div class="excerpt-box">
+      <p class="excerpt">
+        {shown.parts.map((part, i) => part.mark ? <mark key={i}>{part.text}</mark> : part.text)}
+      </p>
+      {shown.shortened && (
+        <details class="whole-excerpt">
+          <summary>The whole excerpt, as the agent gets it</summary>
+          <pre>{text}</pre>
+        </details>
+      )}
+    </div>
+  );
+}
+
 /** Options of {@linkcode SearchPage}. */
 export interface SearchPageProps {
   context: PageContext;
@@ -57,6 +90,7 @@ export function SearchPage({ context, keys, result }: SearchPageProps): VNode {
       <h1>Search</h1>
       <SearchBox query={result?.query} asKeyId={result?.asKey?.id} keys={keys} />
       {result?.message && <p class="empty" role="status">{result.message}</p>}
+      {result && result.documents.length > 0 && <ResultCount result={result} />}
       {result && result.documents.length > 0 && (
         <ol class="results" id="results">
           {result.documents.map((doc) => (
@@ -82,7 +116,7 @@ export function SearchPage({ context, keys, result }: SearchPageProps): VNode {
                         page to view
                       </span>
                     )}
-                    <p class="excerpt">{hit.excerpt}</p>
+                    <Excerpt text={hit.excerpt} query={result.query} />
                   </li>
                 ))}
               </ul>

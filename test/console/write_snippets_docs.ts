@@ -1,0 +1,17 @@
+/**
+ * Writes docs/snippets.md from the console's snippets (src/console/assets/snippets.js),
+ * so the docs and the console show the same text: `deno task snippets-docs`.
+ * test/console/snippets_test.ts fails when the file is out of date.
+ *
+ * @module
+ */
+import "../../src/console/assets/snippets.js";
+
+const { snippetsMarkdown } = (globalThis as unknown as {
+  SergoSnippets: { snippetsMarkdown(name: string, url: string): string };
+}).SergoSnippets;
+
+await Deno.writeTextFile(
+  new URL("../../docs/snippets.md", import.meta.url),
+  snippetsMarkdown("energy-outlooks", "https://sergo.example.com"),
+);

@@ -209,7 +209,8 @@ Deno.test("isolation: an id outside the key's scope answers byte for byte as an 
     `${docs.tracemonkey}:1`, // Ava's, in Papers: not the decks key's
     `${docs.markitdown}:2`, // Ava's, in Papers/Basic
     `${docs.bobs}:1`, // Bob's
-    `${docs.apache}:999`, // in scope, a page past the end
+    `${docs.apache}:49`, // in scope, the page after its last (48)
+    `${docs.apache}:999`,
     `${docs.apache}:0`,
     docs.apache, // no page
     `${docs.apache}:1:2`,
@@ -323,6 +324,11 @@ Deno.test("Word files: the title names the page's section", async () => {
   const word = first.text.split(/\W+/).find((w) => w.length >= 6)!;
   const { results } = await search(value, word);
   assert.ok(results.length > 0, word);
+  assert.equal(
+    new Set(results.map((r) => r.id)).size,
+    results.length,
+    "a page with several pieces comes once",
+  );
   for (const result of results) {
     const [, number] = result.id.split(":");
     const section = sections.find((s) => s.page === Number(number))?.section;

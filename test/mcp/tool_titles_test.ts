@@ -29,7 +29,8 @@ function trustDigest(tool: ListedTool): string {
 }
 
 async function listed(fixture: Fixture, value: string, toolTitles: boolean): Promise<ListedTool[]> {
-  const endpoint = fixture.endpoint({ toolTitles });
+  // The default is what an install gets without the setting.
+  const endpoint = toolTitles ? fixture.endpoint({ toolTitles }) : fixture.endpoint();
   const body = await (await post(endpoint, value, { jsonrpc: "2.0", id: 2, method: "tools/list" })).json();
   return body.result.tools;
 }

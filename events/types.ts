@@ -294,6 +294,12 @@ const schemas = {
     details: z.record(z.string(), z.unknown()),
     is_error: z.boolean(),
     duration_ms: z.number().min(0),
+    /**
+     * The server shape that answered when it was not the reference's `/mcp`:
+     * `chatgpt` for `/chatgpt/mcp`. Absent on every entry of the reference's
+     * shape (and on all entries written before shapes existed).
+     */
+    shape: z.enum(["chatgpt"]).optional(),
   }),
 } as const;
 

@@ -539,7 +539,7 @@ function describeEvent(db: DatabaseSync, event: RecordedEvent): Described {
       return {
         person_id: d.person_id,
         action,
-        details: { ...d.details, tool: d.tool, is_error: d.is_error },
+        details: { ...d.details, tool: d.tool, is_error: d.is_error, ...(d.shape ? { shape: d.shape } : {}) },
         actor: {
           label: `${d.masked_key} (${d.key_name})${app === null ? "" : ` through OAuth app “${app}”`}`,
           kind: "agent_key",

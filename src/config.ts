@@ -39,6 +39,8 @@ export interface Config {
   oauth: boolean;
   /** Accept client metadata documents at http URLs on loopback (development only). */
   oauthLoopbackClients: boolean;
+  /** Whether `/mcp`'s tools carry `annotations.title` (`SERGO_MCP_TOOL_TITLES`, default off: the reference has none). */
+  mcpToolTitles: boolean;
   /** The embedding model of semantic search; null: lexical search alone. */
   embeddings: EmbeddingsConfig | null;
   /** The Standard preset's transcriber. */
@@ -161,6 +163,7 @@ export function loadConfig(
     trustedProxies: trustedProxies(env("SERGO_TRUSTED_PROXIES") ?? ""),
     oauth: onOff("SERGO_OAUTH", env("SERGO_OAUTH") ?? "on"),
     oauthLoopbackClients: onOff("SERGO_OAUTH_LOOPBACK_CLIENTS", env("SERGO_OAUTH_LOOPBACK_CLIENTS") ?? "off"),
+    mcpToolTitles: onOff("SERGO_MCP_TOOL_TITLES", env("SERGO_MCP_TOOL_TITLES") ?? "off"),
     transcribe,
     dataDir,
     host,

@@ -142,6 +142,8 @@ export async function createServices(
         rateLimitPerSecond: config.rateLimitPerSecond,
         rateLimitBurst: config.rateLimitBurst,
         searchDepth: config.searchDepth,
+        toolTitles: config.mcpToolTitles,
+        publicUrl: config.publicUrl,
       }),
       pageViews,
       ...(semantic ? { semantic } : {}),

@@ -16,6 +16,8 @@ import { openStandard } from "../processing/transcribers/choose.ts";
 import { createHandler } from "../http/server.ts";
 import { createApi } from "../http/api.ts";
 import { createMcpEndpoint } from "../mcp/endpoint.ts";
+import { CHATGPT_SHAPE } from "../mcp/chatgpt/shape.ts";
+import { RateLimiter } from "../mcp/rate_limit.ts";
 import { agentKeyAuthenticator, createSseTransport } from "../mcp/transports/sse.ts";
 import { createOAuth } from "../auth/oauth/mod.ts";
 import { createServices, openRateLimiter, type Services } from "../services.ts";
@@ -150,7 +152,19 @@ async function startLocked(
     publicUrl: config.publicUrl,
     loopbackClients: config.oauthLoopbackClients,
   });
-  const mcp = createMcpEndpoint({ ...services.mcpDeps, oauth: oauth.check });
+  // One rate limit per key whichever shape it calls: both endpoints take from the same buckets.
+  const limiter = services.mcpDeps.limiter ??
+    new RateLimiter(
+      services.mcpDeps.settings!.rateLimitPerSecond!,
+      services.mcpDeps.settings!.rateLimitBurst!,
+    );
+  const mcp = createMcpEndpoint({ ...services.mcpDeps, oauth: oauth.check, limiter });
+  const chatgpt = createMcpEndpoint({
+    ...services.mcpDeps,
+    oauth: oauth.check,
+    limiter,
+    shape: CHATGPT_SHAPE,
+  });
   const sse = createSseTransport({
     mcp,
     authenticate: agentKeyAuthenticator(app.db, oauth.check),
@@ -165,6 +179,7 @@ async function startLocked(
   const served = createHandler({
     app,
     mcp,
+    chatgpt,
     sse: sse.handle,
     oauth: oauth.handle,
     api: createApi(services),

@@ -165,6 +165,17 @@ export const OTHER_ROUTES: readonly DocumentedRoute[] = [
     responses: { "application/json": null, "text/event-stream": null },
   },
   {
+    method: "POST",
+    path: "/chatgpt/mcp",
+    tag: "MCP",
+    summary: "The ChatGPT-shaped MCP endpoint of an agent key: OpenAI's search(query) and fetch(id)",
+    description:
+      "The same key, OAuth, scope, rate limit and audit as /mcp; the tools are the two ChatGPT's connectors " +
+      "and deep research call. Each call's audit entry says shape: chatgpt.",
+    security: "agent-key",
+    responses: { "application/json": null, "text/event-stream": null },
+  },
+  {
     method: "GET",
     path: "/sse",
     tag: "MCP",
@@ -199,6 +210,14 @@ export const OTHER_ROUTES: readonly DocumentedRoute[] = [
     path: "/.well-known/oauth-protected-resource/mcp",
     tag: "OAuth",
     summary: "Protected resource metadata (RFC 9728) of /mcp, path-suffixed form",
+    security: "none",
+    responses: { "application/json": null },
+  },
+  {
+    method: "GET",
+    path: "/.well-known/oauth-protected-resource/chatgpt/mcp",
+    tag: "OAuth",
+    summary: "Protected resource metadata (RFC 9728) of /chatgpt/mcp",
     security: "none",
     responses: { "application/json": null },
   },

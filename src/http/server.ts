@@ -1,5 +1,5 @@
 /**
- * The HTTP surface: `/healthz`, `/mcp`, `/sse`, `/api/…` and the console, as one
+ * The HTTP surface: `/healthz`, `/mcp`, `/chatgpt/mcp`, `/sse`, `/api/…` and the console, as one
  * handler `(Request) → Promise<Response>` that tests call without a port.
  *
  * @module
@@ -16,6 +16,8 @@ export interface HttpDeps {
   app: SergoApp;
   /** The `/mcp` endpoint. */
   mcp?: Handler;
+  /** The ChatGPT-shaped endpoint, `/chatgpt/mcp`. */
+  chatgpt?: Handler;
   /** OAuth discovery and endpoints: null for paths that are not theirs. */
   oauth?: (request: Request, info?: Deno.ServeHandlerInfo) => Promise<Response | null>;
   /** The legacy HTTP+SSE transport: `/sse` and `/sse/messages`. */
@@ -61,6 +63,7 @@ export function createHandler(deps: HttpDeps): Handler {
         }, failure === null ? 200 : 503);
       }
       if (url.pathname === "/mcp" && deps.mcp) return await deps.mcp(request, info);
+      if (url.pathname === "/chatgpt/mcp" && deps.chatgpt) return await deps.chatgpt(request, info);
       if ((url.pathname === "/sse" || url.pathname === "/sse/messages") && deps.sse) {
         return await deps.sse(request, info);
       }

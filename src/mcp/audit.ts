@@ -17,6 +17,8 @@ export interface Caller {
   endUser: string | null;
   /** The app, when the call came with an OAuth access token acting as the key. */
   oauth?: OAuthVia;
+  /** The console's address as the caller reached it (no trailing slash), for links in answers. */
+  consoleUrl?: string;
 }
 
 /** One call to audit. */
@@ -26,6 +28,10 @@ export interface AuditedCall {
   details: Record<string, unknown>;
   isError: boolean;
   durationMs: number;
+  /** The server shape that answered, when not the reference's (see `shape.ts`). */
+  shape?: "chatgpt";
+  /** The audit action, when not the reference's for the tool (see {@linkcode auditAction}). */
+  action?: string;
 }
 
 /** The error raised when a call's audit entry could not be written. */
@@ -66,12 +72,14 @@ export async function appendAudit(
         end_user: caller.endUser,
         tool: call.tool.slice(0, 200),
         arguments: call.arguments,
-        action: auditAction(call.tool),
+        action: call.action ?? auditAction(call.tool),
         details: caller.oauth
           ? { ...call.details, oauth_app: caller.oauth.client_name, oauth_grant: caller.oauth.grant_id }
           : call.details,
         is_error: call.isError,
         duration_ms: Math.max(0, Math.round(call.durationMs * 1000) / 1000),
+        // Left out for the reference's shape, so its entries are the same bytes as before shapes existed.
+        ...(call.shape ? { shape: call.shape } : {}),
       },
       metadata: {
         time: now.toISOString(),

@@ -44,6 +44,7 @@ import { LIMIT_UNCHECKED } from "../http/unavailable.ts";
 import { DomainError } from "../domain/errors.ts";
 import { nestsDeeperThan } from "../../events/json_depth.ts";
 import { MAX_MESSAGE_DEPTH } from "./limits.ts";
+import type { McpShape } from "./shape.ts";
 
 /** What the endpoint is built from. */
 export interface McpDeps {
@@ -63,6 +64,8 @@ export interface McpDeps {
   semantic?: SemanticSearch;
   /** The per-key rate limit; default this process's own buckets (replicas share theirs in PostgreSQL). */
   limiter?: KeyRateLimit;
+  /** The server's shape, when it is not the reference's: the ChatGPT shape for `/chatgpt/mcp` (`shape.ts`). */
+  shape?: McpShape;
 }
 
 /** The protocol versions the endpoint speaks. */
@@ -87,6 +90,36 @@ function rpcError(
 ): Response {
   return new Response(errorAnswer(id, code, message), { status, headers: { ...JSON_HEADERS, ...headers } });
 }
+
+/**
+ * The answer to an MCP-Protocol-Version this endpoint does not speak: HTTP 400
+ * with 2026-07-28's UnsupportedProtocolVersion (-32022) for the request's id,
+ * naming in `data.supported` the versions of the request's era that it does
+ * speak — a 2026-07-28 request (one with the per-request `_meta` envelope) gets
+ * those `server/discover` lists, any other all of them (a 2025 client only
+ * needs the 400).
+ */
+function unsupportedVersion(version: string, body: unknown): Response {
+  const message = body !== null && typeof body === "object" && !Array.isArray(body)
+    ? body as { id?: unknown; params?: { _meta?: Record<string, unknown> } }
+    : {};
+  const modern = message.params?._meta?.[PROTOCOL_VERSION_META_KEY] !== undefined;
+  const error = {
+    code: UNSUPPORTED_PROTOCOL_VERSION,
+    message: `Unsupported MCP-Protocol-Version '${version}': use one of ${PROTOCOL_VERSIONS.join(", ")}.`,
+    data: { supported: modern ? MODERN_VERSIONS : PROTOCOL_VERSIONS, requested: version },
+  };
+  const id = typeof message.id === "string" || (typeof message.id === "number" && Number.isFinite(message.id))
+    ? message.id
+    : null;
+  return new Response(JSON.stringify({ jsonrpc: "2.0", id, error }), { status: 400, headers: JSON_HEADERS });
+}
+
+/** 2026-07-28's error code for a protocol version the server does not speak. */
+const UNSUPPORTED_PROTOCOL_VERSION = -32022;
+
+/** The versions of the per-request era, as `server/discover` lists them. */
+const MODERN_VERSIONS = PROTOCOL_VERSIONS.filter((version) => version >= FIRST_MODERN);
 
 function loopbackHost(host: string): boolean {
   const name = host.replace(/:\d+$/, "").toLowerCase();
@@ -135,6 +168,7 @@ export function createMcpEndpoint(deps: McpDeps): (request: Request) => Promise<
     pageViews: deps.pageViews,
     semantic: deps.semantic,
     cache: new ReadCache(deps.db),
+    ...(deps.shape ? { shape: deps.shape } : {}),
   };
   const limiter: KeyRateLimit = deps.limiter ??
     new RateLimiter(settings.rateLimitPerSecond, settings.rateLimitBurst);
@@ -163,13 +197,8 @@ export function createMcpEndpoint(deps: McpDeps): (request: Request) => Promise<
       return rpcError(406, -32000, "This server answers with JSON: accept application/json.");
     }
     const version = request.headers.get("mcp-protocol-version");
-    if (version !== null && !(PROTOCOL_VERSIONS as readonly string[]).includes(version)) {
-      return rpcError(
-        400,
-        -32600,
-        `Unsupported MCP-Protocol-Version '${version}': use one of ${PROTOCOL_VERSIONS.join(", ")}.`,
-      );
-    }
+    // A version this endpoint does not speak is answered once the body is read, for the request's id.
+    const unsupported = version !== null && !(PROTOCOL_VERSIONS as readonly string[]).includes(version);
     const endUser = request.headers.get("x-sergo-end-user");
     if (endUser !== null && (endUser.length > settings.maxEndUserLength || CONTROL.test(endUser))) {
       return rpcError(
@@ -240,11 +269,16 @@ export function createMcpEndpoint(deps: McpDeps): (request: Request) => Promise<
           id,
         );
       }
+      if (unsupported) return unsupportedVersion(version!, body);
       const caller: Caller = {
         key: auth.key,
         maskedKey: auth.maskedKey,
         endUser: endUser === "" ? null : endUser,
         ...(auth.oauth ? { oauth: auth.oauth } : {}),
+        // Answers of other shapes link to pages in the console.
+        ...(core.shape
+          ? { consoleUrl: (settings.publicUrl ?? new URL(request.url).origin).replace(/\/+$/, "") }
+          : {}),
       };
       if (isModernCandidate(version, body) && !(await isLegacyRequest(request, body))) {
         const response = await modernHandler().fetch(request, {

@@ -49,6 +49,7 @@ import {
 } from "./tools/tool.ts";
 import { viewPageTool } from "./tools/view_page.ts";
 import type { SemanticSearch } from "../search/semantic.ts";
+import type { McpShape } from "./shape.ts";
 
 /** What the MCP server reads and writes. */
 export interface McpCore {
@@ -64,6 +65,8 @@ export interface McpCore {
   semantic?: SemanticSearch;
   /** Keys, scopes and server texts read on every call, kept while the projections are unchanged. */
   cache: ReadCache;
+  /** The server's shape when it is not the reference's (`/chatgpt/mcp`); absent for `/mcp`. */
+  shape?: McpShape;
 }
 
 /** Per-request state the endpoint reads after the server answered. */
@@ -90,11 +93,17 @@ const validator = new AjvJsonSchemaValidator();
 /** The definitions of a caller's server: its texts as they are now. */
 export function callerDefinitions(core: McpCore, caller: Caller): KeyDefinitions {
   const key = caller.key;
-  return core.cache.forKey(key, "definitions", () =>
-    keyDefinitions(
-      { name: key.name, description: key.description, folderNames: rootFolderNames(core.db, key) },
-      core.settings.serverVersion,
-    ));
+  const shape = core.shape;
+  return core.cache.forKey(key, "definitions", () => {
+    const texts = {
+      name: key.name,
+      description: key.description,
+      folderNames: rootFolderNames(core.db, key),
+    };
+    return shape
+      ? shape.definitions(texts, core.settings.serverVersion)
+      : keyDefinitions(texts, core.settings.serverVersion, { toolTitles: core.settings.toolTitles });
+  });
 }
 
 /**
@@ -110,7 +119,9 @@ export async function callTool(
   state?: ExchangeState,
 ): Promise<ToolResult> {
   const started = performance.now();
-  const tool = TOOLS.get(name);
+  const shape = core.shape;
+  const tool = (shape?.tools ?? TOOLS).get(name);
+  const audited = shape ? shape.auditArguments(name, args) : auditArguments(name, args);
   let outcome: ToolOutcome;
   const refused = tool ? argumentsProblem(args) : null;
   if (!tool) {
@@ -120,7 +131,7 @@ export async function callTool(
     const none = name === "search" ? { results: 0 } : name === "list_documents" ? { count: 0 } : {};
     outcome = {
       result: textResult(refused, true),
-      details: { ...auditArguments(name, args), ...none, refused },
+      details: { ...audited, ...none, refused },
     };
   } else {
     try {
@@ -133,6 +144,7 @@ export async function callTool(
         pageViews: core.pageViews,
         semantic: core.semantic,
         remember: (id, compute) => core.cache.forKey(caller.key, `tool:${id}`, compute),
+        ...(caller.consoleUrl !== undefined ? { consoleUrl: caller.consoleUrl } : {}),
       }, args);
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
@@ -149,10 +161,11 @@ export async function callTool(
     caller,
     {
       tool: name,
-      arguments: auditArguments(name, args),
+      arguments: audited,
       details: withErrorReason(outcome),
       isError: outcome.result.isError,
       durationMs: performance.now() - started,
+      ...(shape ? { shape: shape.name, action: shape.auditAction(name) } : {}),
     },
     core.now(),
     token,

@@ -27,6 +27,16 @@ export interface McpSettings {
   answerTimeoutMs: number;
   /** How long a request body may take to arrive in full, in ms, before it is answered 408. */
   bodyTimeoutMs: number;
+  /**
+   * Whether the reference's tools carry `annotations.title` (`SERGO_MCP_TOOL_TITLES`). Off: the
+   * reference's `tools/list` has no title. The ChatGPT shape always sends its titles.
+   */
+  toolTitles: boolean;
+  /**
+   * The console's public address, for the links in ChatGPT-shaped answers (`SERGO_PUBLIC_URL`);
+   * null: the address the request came to.
+   */
+  publicUrl: string | null;
 }
 
 /** The defaults: no origins, 50 calls/s with bursts of 200, search depth 50. */
@@ -41,6 +51,8 @@ export const DEFAULT_MCP_SETTINGS: McpSettings = {
   maxBatch: 50,
   answerTimeoutMs: 60_000,
   bodyTimeoutMs: 30_000,
+  toolTitles: false,
+  publicUrl: null,
 };
 
 /** The settings with defaults filled in. */

@@ -61,6 +61,17 @@ export function viewPageDescription(key: KeyTexts): string {
   return `Look at one page of a document from ${key.name} as a picture (or a one-page PDF) — for pages where \`read_document\` gives little or no text, or when a table, chart or figure matters. Costs more tokens than text, so read the text first. Only for PDFs and files with a PDF copy.`;
 }
 
+/**
+ * The tools' titles (`annotations.title`), sent only where an install turns
+ * them on (`SERGO_MCP_TOOL_TITLES`): the reference's `tools/list` has none.
+ */
+export const TOOL_TITLES = {
+  search: (key: KeyTexts): string => `Search ${key.name}`,
+  list_documents: (key: KeyTexts): string => `List the documents in ${key.name}`,
+  read_document: (key: KeyTexts): string => `Read a document from ${key.name}`,
+  view_page: (key: KeyTexts): string => `View a page from ${key.name}`,
+} as const;
+
 /** The description of the `folders` argument of `search` and `list_documents`. */
 export function foldersArgumentDescription(key: KeyTexts, verb: "search" | "list"): string {
   if (key.folderNames.length === 0) return "This key reads single files, not folders — leave this out";

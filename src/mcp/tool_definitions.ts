@@ -15,6 +15,7 @@ import {
   listDocumentsDescription,
   readDocumentDescription,
   searchDescription,
+  TOOL_TITLES,
   viewPageDescription,
 } from "./texts.ts";
 
@@ -23,7 +24,28 @@ export interface ToolDefinition {
   name: string;
   description: string;
   inputSchema: Record<string, unknown>;
-  annotations: { readOnlyHint: true; openWorldHint: false };
+  annotations: ToolAnnotations;
+}
+
+/**
+ * A tool's annotations: read-only and closed-world, and a title where one is
+ * sent. Not covered by a client's trust digest of a tool (seri's covers the
+ * name, description and input schema), so adding a title keeps a trusted
+ * server trusted.
+ */
+export interface ToolAnnotations {
+  title?: string;
+  readOnlyHint: true;
+  openWorldHint: false;
+}
+
+/** How the reference's definitions are built. */
+export interface DefinitionOptions {
+  /**
+   * Adds `annotations.title` to each tool (`SERGO_MCP_TOOL_TITLES`). Off by
+   * default: the reference's `tools/list` has no title, and it wins.
+   */
+  toolTitles?: boolean;
 }
 
 /** `serverInfo`, fields in the reference's order. */
@@ -46,12 +68,23 @@ export interface KeyDefinitions {
 
 const ANNOTATIONS = { readOnlyHint: true, openWorldHint: false } as const;
 
+/** The annotations of a tool, with `title` first when it is sent. */
+export function toolAnnotations(title: string | null): ToolAnnotations {
+  return title === null ? ANNOTATIONS : { title, ...ANNOTATIONS };
+}
+
 function foldersSchema(key: KeyTexts, verb: "search" | "list"): Record<string, unknown> {
   return { type: "array", items: { type: "string" }, description: foldersArgumentDescription(key, verb) };
 }
 
 /** Builds the definitions of a key's server (prefer {@linkcode keyDefinitions}, which keeps them). */
-export function buildKeyDefinitions(key: KeyTexts, version: string): KeyDefinitions {
+export function buildKeyDefinitions(
+  key: KeyTexts,
+  version: string,
+  options: DefinitionOptions = {},
+): KeyDefinitions {
+  const title = (tool: keyof typeof TOOL_TITLES) =>
+    toolAnnotations(options.toolTitles ? TOOL_TITLES[tool](key) : null);
   const tools: ToolDefinition[] = [
     {
       name: "search",
@@ -78,7 +111,7 @@ export function buildKeyDefinitions(key: KeyTexts, version: string): KeyDefiniti
         },
         required: ["query"],
       },
-      annotations: ANNOTATIONS,
+      annotations: title("search"),
     },
     {
       name: "list_documents",
@@ -96,7 +129,7 @@ export function buildKeyDefinitions(key: KeyTexts, version: string): KeyDefiniti
           offset: { type: "integer", minimum: 0, default: 0, description: ARGUMENT_TEXTS.listOffset },
         },
       },
-      annotations: ANNOTATIONS,
+      annotations: title("list_documents"),
     },
     {
       name: "read_document",
@@ -110,7 +143,7 @@ export function buildKeyDefinitions(key: KeyTexts, version: string): KeyDefiniti
         },
         required: ["document_id"],
       },
-      annotations: ANNOTATIONS,
+      annotations: title("read_document"),
     },
     {
       name: "view_page",
@@ -129,7 +162,7 @@ export function buildKeyDefinitions(key: KeyTexts, version: string): KeyDefiniti
         },
         required: ["document_id", "page"],
       },
-      annotations: ANNOTATIONS,
+      annotations: title("view_page"),
     },
   ];
   const serverInfo: ServerInfo = {
@@ -146,11 +179,21 @@ const cache = new Map<string, KeyDefinitions>();
 const CACHE_SIZE = 1000;
 
 /** The definitions of a key's server, built once per distinct set of texts. */
-export function keyDefinitions(key: KeyTexts, version: string): KeyDefinitions {
-  const id = JSON.stringify([key.name, key.description, key.folderNames, version]);
+export function keyDefinitions(
+  key: KeyTexts,
+  version: string,
+  options: DefinitionOptions = {},
+): KeyDefinitions {
+  const id = JSON.stringify([
+    key.name,
+    key.description,
+    key.folderNames,
+    version,
+    options.toolTitles === true,
+  ]);
   const hit = cache.get(id);
   if (hit) return hit;
-  const built = buildKeyDefinitions(key, version);
+  const built = buildKeyDefinitions(key, version, options);
   if (cache.size >= CACHE_SIZE) cache.delete(cache.keys().next().value!);
   cache.set(id, built);
   return built;

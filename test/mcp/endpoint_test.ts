@@ -3,7 +3,7 @@
  * append, the rate limit, batches, 2026-07-28 discovery, and stdio.
  */
 import assert from "node:assert/strict";
-import { createMcpEndpoint } from "../../src/mcp/endpoint.ts";
+import { createMcpEndpoint, PROTOCOL_VERSIONS } from "../../src/mcp/endpoint.ts";
 import { serveStdio } from "../../src/mcp/stdio.ts";
 import { callTool, failingStore, post } from "./_fixture.ts";
 import { buildWorldEndpoint } from "./_world.ts";
@@ -41,7 +41,9 @@ Deno.test("HTTP: 405, 415, 400 for versions and end users, 403 for a foreign Ori
   const version = await post(endpoint, keys.all, LIST, { "mcp-protocol-version": "2099-01-01" });
   assert.equal(version.status, 400);
   const versionBody = await version.json();
-  assert.equal(versionBody.error.code, -32600);
+  // 2026-07-28's UnsupportedProtocolVersion, naming what is spoken (a 2025 client only reads the 400).
+  assert.equal(versionBody.error.code, -32022);
+  assert.deepEqual(versionBody.error.data, { supported: [...PROTOCOL_VERSIONS], requested: "2099-01-01" });
   const control = await post(endpoint, keys.all, LIST, { "x-sergo-end-user": "eve\u0007" });
   assert.equal(control.status, 400);
   await control.body?.cancel();

@@ -53,18 +53,24 @@ export function issuerOf(settings: OAuthSettings, request: Request): string {
   return (settings.publicUrl ?? new URL(request.url).origin).replace(/\/+$/, "");
 }
 
-/** The MCP endpoints a token can be for. */
-export const RESOURCE_PATHS = ["/mcp", "/sse"] as const;
+/** The MCP endpoints a token can be for (the first is the default resource). */
+export const RESOURCE_PATHS = ["/mcp", "/sse", "/chatgpt/mcp"] as const;
 
-/** The resource (RFC 8707) a request to an MCP endpoint is for: `/sse/messages` belongs to `/sse`. */
+/** The MCP endpoint a request's path belongs to: `/sse/messages` belongs to `/sse`. */
+function resourcePath(path: string): (typeof RESOURCE_PATHS)[number] {
+  if (path.startsWith("/sse")) return "/sse";
+  if (path.startsWith("/chatgpt/")) return "/chatgpt/mcp";
+  return "/mcp";
+}
+
+/** The resource (RFC 8707) a request to an MCP endpoint is for. */
 export function resourceOf(settings: OAuthSettings, request: Request): string {
-  const path = new URL(request.url).pathname;
-  return issuerOf(settings, request) + (path.startsWith("/sse") ? "/sse" : "/mcp");
+  return issuerOf(settings, request) + resourcePath(new URL(request.url).pathname);
 }
 
 /** The protected resource metadata URL (RFC 9728) of a resource. */
 export function resourceMetadataUrl(settings: OAuthSettings, request: Request): string {
-  const path = new URL(request.url).pathname.startsWith("/sse") ? "/sse" : "/mcp";
+  const path = resourcePath(new URL(request.url).pathname);
   return `${issuerOf(settings, request)}/.well-known/oauth-protected-resource${path}`;
 }
 

@@ -5,15 +5,16 @@
  *
  * @module
  */
-import { issuerOf, jsonAnswer, type OAuthSettings } from "./_shared.ts";
+import { issuerOf, jsonAnswer, type OAuthSettings, RESOURCE_PATHS } from "./_shared.ts";
 
 /** The well-known paths answered here. */
 export const PROTECTED_RESOURCE_PATH = "/.well-known/oauth-protected-resource";
 export const AUTHORIZATION_SERVER_PATH = "/.well-known/oauth-authorization-server";
 
 /**
- * The protected resource metadata at `path`: the root form and the
- * path-suffixed forms for `/mcp` and `/sse`; null for any other path.
+ * The protected resource metadata at `path`: the root form (of `/mcp`) and
+ * the path-suffixed forms for `/mcp`, `/sse` and `/chatgpt/mcp`; null for
+ * any other path.
  */
 export function protectedResourceMetadata(
   settings: OAuthSettings,
@@ -21,11 +22,11 @@ export function protectedResourceMetadata(
   path: string,
 ): Response | null {
   const suffix = path.slice(PROTECTED_RESOURCE_PATH.length);
-  if (suffix !== "" && suffix !== "/mcp" && suffix !== "/sse") return null;
+  if (suffix !== "" && !(RESOURCE_PATHS as readonly string[]).includes(suffix)) return null;
   const issuer = issuerOf(settings, request);
   return jsonAnswer(
     {
-      resource: `${issuer}${suffix === "/sse" ? "/sse" : "/mcp"}`,
+      resource: `${issuer}${suffix === "" ? "/mcp" : suffix}`,
       authorization_servers: [issuer],
       bearer_methods_supported: ["header"],
       resource_name: "Sergo",

@@ -43,6 +43,8 @@ export interface ToolContext {
    * one computed before while neither changed (see `src/mcp/read_cache.ts`).
    */
   remember<T>(id: string, compute: () => T): T;
+  /** The console's address (no trailing slash), for links to pages in answers. */
+  consoleUrl?: string;
 }
 
 /** A tool's answer and what the audit entry says about it. */
@@ -54,7 +56,8 @@ export interface ToolOutcome {
 
 /** A tool: its name and how it answers. */
 export interface Tool {
-  name: "search" | "list_documents" | "read_document" | "view_page";
+  /** The reference's four, or a tool of another shape (`src/mcp/shape.ts`). */
+  name: string;
   run(context: ToolContext, args: Arguments): ToolOutcome | Promise<ToolOutcome>;
 }
 

@@ -6,8 +6,14 @@
  * @module
  */
 import { type Mutation, MUTATIONS } from "./mutations.ts";
+import { MUTATIONS_CHATGPT } from "./mutations_chatgpt.ts";
 import { MUTATIONS_CONSOLE } from "./mutations_console.ts";
 import { MUTATIONS_EDGE } from "./mutations_edge.ts";
 
 /** All of them, in a stable order. */
-export const ALL_MUTATIONS: Mutation[] = [...MUTATIONS, ...MUTATIONS_EDGE, ...MUTATIONS_CONSOLE];
+export const ALL_MUTATIONS: Mutation[] = [
+  ...MUTATIONS,
+  ...MUTATIONS_EDGE,
+  ...MUTATIONS_CONSOLE,
+  ...MUTATIONS_CHATGPT,
+];

@@ -913,8 +913,10 @@ export class PostgresEventStore implements EventStore {
         if (Number(row.position) !== expected) throw new Error(`the database's log has no event ${expected}`);
         expected++;
       }
-      this.#insertRows(rows.map((row) => ({ ...row, position: Number(row.position) })));
-      this.#tell(this.readFrom(from, rows.length));
+      const stored = rows.map((row) => ({ ...row, position: Number(row.position) }));
+      this.#insertRows(stored);
+      // Told from the rows in hand, not read back from the copy: every other replica's audit entry comes this way.
+      this.#tell(stored.map((row) => parseStoredRow(row)));
       if (rows.length < 2000) return;
     }
   }

@@ -3,9 +3,10 @@
  * call and `tools/list` cost in each step of the endpoint (auth, limits and
  * depth checks, rate limit, the tool, the audit append, serialisation), as
  * CPU microseconds of this process (every thread: the log's writer thread
- * and the projection of the audit entries count) per call. CPU time, unlike
- * calls per second, hardly moves with the machine's other load, so the
- * figures of a busy machine can be compared with a quiet one's.
+ * and the projection of the audit entries count) per call. CPU time moves
+ * much less with the machine's other load than calls per second do, though
+ * a busy host's shared caches still inflate it by tens of percent: the load
+ * average is reported beside it.
  *
  * Each step runs alone many times over the same data the protocol
  * benchmark serves (two decks, one key), then the whole endpoint runs with

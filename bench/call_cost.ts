@@ -19,6 +19,7 @@
  * @module
  */
 import { cpuUsage } from "node:process";
+import { DatabaseSync, StatementSync } from "node:sqlite";
 import { createMcpEndpoint } from "../src/mcp/endpoint.ts";
 import { authenticateMcp } from "../src/auth/mcp_auth.ts";
 import { ReadCache } from "../src/mcp/read_cache.ts";
@@ -49,6 +50,41 @@ async function cpuPerRun(
   await runs(n);
   const used = cpuUsage(before);
   return Math.round(((used.user + used.system) / n) * 10) / 10;
+}
+
+/** SQLite statements run on this thread (the log's writer thread runs its own): a counter over the methods. */
+const statements = { count: 0 };
+let counting = false;
+function countStatements(): void {
+  if (counting) return;
+  counting = true;
+  for (const method of ["run", "get", "all", "iterate"] as const) {
+    const original = StatementSync.prototype[method] as (...args: unknown[]) => unknown;
+    (StatementSync.prototype as unknown as Record<string, unknown>)[method] = function (
+      this: StatementSync,
+      ...args: unknown[]
+    ) {
+      statements.count++;
+      return original.apply(this, args);
+    };
+  }
+  const exec = DatabaseSync.prototype.exec;
+  DatabaseSync.prototype.exec = function (this: DatabaseSync, sql: string) {
+    statements.count++;
+    return exec.call(this, sql);
+  };
+}
+
+/** SQLite statements on this thread per run of `step`, over `n` runs with `inFlight` at once. */
+async function statementsPerRun(n: number, step: () => unknown, inFlight = 1): Promise<number> {
+  countStatements();
+  const before = statements.count;
+  let left = n;
+  await Promise.all(Array.from({ length: inFlight }, async () => {
+    while (left-- > 0) await step();
+  }));
+  await new Promise((resolve) => setTimeout(resolve, 50)); // the audit entries' projection runs after the answers
+  return Math.round(((statements.count - before) / n) * 100) / 100;
 }
 
 /** One step's CPU per call, µs. */
@@ -170,6 +206,12 @@ export async function benchCallCost(opts: { quick: boolean }): Promise<Record<st
     const wholeList = await cpuPerRun(n, whole(bodies.list_documents), 20);
     app.settle();
     const wholeTools = await cpuPerRun(n, whole(bodies.tools_list), 20);
+    // Counted after the timings: the counter itself costs a little on every statement.
+    const statementsList = await statementsPerRun(2_000, whole(bodies.list_documents), 20);
+    const statementsTools = await statementsPerRun(2_000, whole(bodies.tools_list), 20);
+    const commits = app.store.transactions;
+    await statementsPerRun(2_000, whole(bodies.list_documents), 20);
+    const callsPerCommit = Math.round((2_000 / Math.max(1, app.store.transactions - commits)) * 10) / 10;
     const bodyUs = Math.max(0, Math.round((readUs - requestUs) * 10) / 10);
     const r1 = (x: number) => Math.round(x * 10) / 10;
     const steps: StepCost[] = [
@@ -212,6 +254,14 @@ export async function benchCallCost(opts: { quick: boolean }): Promise<Record<st
     return {
       calls_per_step: n,
       request_object_us: requestUs,
+      sqlite_statements_per_call: {
+        list_documents: statementsList,
+        tools_list: statementsTools,
+        note:
+          "on the request's thread (projections, key look-ups, the audit view); the log's writer thread " +
+          "runs its group commit (BEGIN, the rows, COMMIT) once per batch",
+      },
+      audited_calls_per_group_commit: callsPerCommit,
       load_average: Deno.loadavg(),
       steps,
       rows: [
@@ -250,4 +300,8 @@ if (import.meta.main) {
     );
   }
   console.log(`request object ${result.request_object_us} µs; load ${Deno.loadavg().join(" ")}`);
+  console.log(JSON.stringify({
+    sqlite_statements_per_call: result.sqlite_statements_per_call,
+    audited_calls_per_group_commit: result.audited_calls_per_group_commit,
+  }));
 }

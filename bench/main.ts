@@ -259,6 +259,8 @@ export const MODULES: readonly BenchModule[] = [
   { name: "replay", file: "./replay.ts", fn: "benchReplay", rows: () => [] },
   { name: "startup", file: "./startup.ts", fn: "benchStartup", rows: () => [] },
   { name: "postgres", file: "./postgres.ts", fn: "benchPostgres", rows: () => [] },
+  // Replicas by CPU: 1, 2 and 3 on one PostgreSQL, one hot key and 50 keys.
+  { name: "replica_cpu", file: "./replica_cpu.ts", fn: "benchReplicaCpu", rows: () => [] },
   // After replay: a PostgreSQL replica's start-up on the replay data set's projections.
   { name: "replica_startup", file: "./replica_startup.ts", fn: "benchReplicaStartup", rows: () => [] },
   // Last: ten minutes (one with --quick; SOAK_MINUTES sets it) of mixed and hostile traffic.

@@ -161,6 +161,8 @@ export const MODULES: readonly BenchModule[] = [
       return rows;
     },
   },
+  // Search through serve with 50 connections beside the tool in process, same run, same cores.
+  { name: "search_serve", file: "./search_serve.ts", fn: "benchSearchServe", rows: () => [] },
   {
     name: "semantic",
     file: "./semantic.ts",

@@ -1,5 +1,5 @@
 /**
- * `deno task bench [--quick] [--only NAME]…`: runs every benchmark module,
+ * `deno task bench [--quick] [--compare] [--only NAME]…`: runs every benchmark module,
  * each beside its baseline in the same run, writes `bench/results/latest.json`
  * (with the machine's facts) and prints one summary table against the budget
  * of issue 9. A module that is missing or fails is reported as a failed row
@@ -8,6 +8,7 @@
  * @module
  */
 import { failedRow, formatTable, ratioRow, round, type SummaryRow } from "./_table.ts";
+import { baselineOf, compareRows, formatComparison, readBaseline } from "./_compare.ts";
 
 /** A benchmark module: its file and the function it exports. */
 interface BenchModule {
@@ -67,6 +68,8 @@ export const MODULES: readonly BenchModule[] = [
         return missing ? { ...row, pass: false } : row;
       }),
   },
+  // CPU µs per call, step by step (rows of its own; reported, no budget: CPU time is what load moves least).
+  { name: "call_cost", file: "./call_cost.ts", fn: "benchCallCost", rows: () => [] },
   {
     name: "search",
     file: "./search.ts",
@@ -158,6 +161,8 @@ export const MODULES: readonly BenchModule[] = [
       return rows;
     },
   },
+  // Search through serve with 50 connections beside the tool in process, same run, same cores.
+  { name: "search_serve", file: "./search_serve.ts", fn: "benchSearchServe", rows: () => [] },
   {
     name: "semantic",
     file: "./semantic.ts",
@@ -256,6 +261,8 @@ export const MODULES: readonly BenchModule[] = [
   { name: "replay", file: "./replay.ts", fn: "benchReplay", rows: () => [] },
   { name: "startup", file: "./startup.ts", fn: "benchStartup", rows: () => [] },
   { name: "postgres", file: "./postgres.ts", fn: "benchPostgres", rows: () => [] },
+  // Replicas by CPU: 1, 2 and 3 on one PostgreSQL, one hot key and 50 keys.
+  { name: "replica_cpu", file: "./replica_cpu.ts", fn: "benchReplicaCpu", rows: () => [] },
   // After replay: a PostgreSQL replica's start-up on the replay data set's projections.
   { name: "replica_startup", file: "./replica_startup.ts", fn: "benchReplicaStartup", rows: () => [] },
   // Last: ten minutes (one with --quick; SOAK_MINUTES sets it) of mixed and hostile traffic.
@@ -266,13 +273,16 @@ export const MODULES: readonly BenchModule[] = [
 interface Args {
   quick: boolean;
   only: string[];
+  /** Print each ratio beside the last committed full run's (`bench/baseline/full.json`). */
+  compare: boolean;
 }
 
 function parseArgs(args: string[]): Args | string {
-  const out: Args = { quick: false, only: [] };
+  const out: Args = { quick: false, only: [], compare: false };
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
     if (arg === "--quick") out.quick = true;
+    else if (arg === "--compare") out.compare = true;
     else if (arg === "--only" || arg.startsWith("--only=")) {
       const value = arg === "--only" ? args[++i] : arg.slice("--only=".length);
       if (!value) return `"--only" needs a module name: one of ${MODULES.map((m) => m.name).join(", ")}`;
@@ -282,7 +292,7 @@ function parseArgs(args: string[]): Args | string {
         }
         out.only.push(name);
       }
-    } else return `Unknown argument "${arg}": use --quick and --only NAME`;
+    } else return `Unknown argument "${arg}": use --quick, --compare and --only NAME`;
   }
   return out;
 }
@@ -403,7 +413,21 @@ export async function main(argv: string[]): Promise<number> {
   const results = new URL("./results/", import.meta.url);
   await Deno.mkdir(results, { recursive: true });
   await Deno.writeTextFile(new URL("latest.json", results), JSON.stringify(report, null, 2) + "\n");
+  // A full run of every module is the next baseline: commit bench/baseline/full.json with the change it measured.
+  const baselineFile = new URL("./baseline/full.json", import.meta.url);
+  if (!args.quick && args.only.length === 0 && !failed) {
+    await Deno.mkdir(new URL("./baseline/", import.meta.url), { recursive: true });
+    await Deno.writeTextFile(baselineFile, JSON.stringify(baselineOf(report), null, 2) + "\n");
+  }
   console.log(`\n${formatTable(summary)}\n`);
+  if (args.compare) {
+    const baseline = await readBaseline(baselineFile);
+    console.log(
+      baseline
+        ? `${formatComparison(compareRows(summary, baseline), baseline)}\n`
+        : "No committed full run to compare with: bench/baseline/full.json is missing.\n",
+    );
+  }
   console.log(
     `${report.command} — ${report.seconds} s on ${facts.cores} cores (${facts.cpu ?? "unknown CPU"}), ` +
       `${facts.memory_gb} GB, Deno ${facts.deno}, ${report.date}; figures in bench/results/latest.json`,

@@ -688,7 +688,13 @@ export class PostgresEventStore implements EventStore {
       if (this.#closed) return false;
       const first = own?.[0];
       if (first) {
-        const local = this.#localHead();
+        let local = this.#localHead();
+        if (local.position < first.position - 1) {
+          // Other replicas' events came between: only those are pulled, and this batch's rows go in from memory
+          // (pulling them too read and parsed them again, on nearly every commit once a second replica writes).
+          await this.#pullOnce(null, first.position - 1);
+          local = this.#localHead();
+        }
         if (local.position === first.position - 1 && local.hash === first.prev_hash) {
           this.#insertRows(own!.map((record) => record.row));
           const events = own!.map(({ row: _row, ...event }) => event as RecordedEvent);
@@ -889,14 +895,16 @@ export class PostgresEventStore implements EventStore {
    * Copies what the database has past the copy's head, 2,000 rows at a time.
    * With `check` (the copy's head at start-up), the first read starts at that
    * event and refuses a copy whose last event the database has not, or has
-   * with another hash.
+   * with another hash. With `upTo`, it stops at that position.
    */
-  async #pullOnce(check: LogHead | null = null): Promise<void> {
+  async #pullOnce(check: LogHead | null = null, upTo: number | null = null): Promise<void> {
     for (;;) {
       const from = check ? check.position : this.#localHead().position;
+      if (upTo !== null && from >= upTo) return;
       const rows = await this.#sql<PgRow[]>`
         SELECT position, stream, stream_version, type, schema_version, data, metadata, prev_hash, hash
-        FROM sergo_events WHERE position > ${check ? from - 1 : from} ORDER BY position
+        FROM sergo_events WHERE position > ${check ? from - 1 : from}
+        ${upTo === null ? this.#sql`` : this.#sql`AND position <= ${upTo}`} ORDER BY position
         LIMIT ${check ? 2001 : 2000}`;
       if (check) {
         const head = rows.shift();
@@ -913,8 +921,10 @@ export class PostgresEventStore implements EventStore {
         if (Number(row.position) !== expected) throw new Error(`the database's log has no event ${expected}`);
         expected++;
       }
-      this.#insertRows(rows.map((row) => ({ ...row, position: Number(row.position) })));
-      this.#tell(this.readFrom(from, rows.length));
+      const stored = rows.map((row) => ({ ...row, position: Number(row.position) }));
+      this.#insertRows(stored);
+      // Told from the rows in hand, not read back from the copy: every other replica's audit entry comes this way.
+      this.#tell(stored.map((row) => parseStoredRow(row)));
       if (rows.length < 2000) return;
     }
   }

@@ -27,11 +27,13 @@ export class Deadlines {
   start(expire: () => void): () => void {
     const id = this.#next++;
     this.#waits.set(id, { at: performance.now() + this.ms, expire });
-    this.#timer ??= setTimeout(() => this.#sweep(), this.ms);
+    if (this.#timer === null) this.#timer = setTimeout(() => this.#sweep(), this.ms);
+    else if (this.#waits.size === 1) Deno.refTimer(this.#timer);
     return () => {
+      // With nothing left to wait for, the timer stays set but no longer keeps the process alive: setting a
+      // timer and clearing it again cost about 20 µs a request when requests came one at a time.
       if (this.#waits.delete(id) && this.#waits.size === 0 && this.#timer !== null) {
-        clearTimeout(this.#timer);
-        this.#timer = null;
+        Deno.unrefTimer(this.#timer);
       }
     };
   }

@@ -41,11 +41,13 @@ export async function readBodyText(
   const length = request.headers.get("content-length");
   const declared = length !== null && /^\d+$/.test(length) ? Number(length) : null;
   if (declared !== null && declared > limit) return null;
-  if (!request.body) return "";
-  const reader = request.body.getReader();
   if (bodyDeadlines.ms !== timeoutMs) bodyDeadlines = new Deadlines(timeoutMs);
+  // Before `request.body` is touched: making its stream object costs as much as reading the body whole.
+  if (declared !== null) return await declaredBody(request, declared, bodyDeadlines, timeoutMs);
+  if (!request.body) return "";
   let done: () => void = () => {};
   const late = new Promise<"late">((resolve) => done = bodyDeadlines.start(() => resolve("late")));
+  const reader = request.body.getReader();
   // A declared length is read into one buffer of that size, and is complete once it is full.
   const whole = declared !== null ? new Uint8Array(declared) : null;
   const chunks: Uint8Array[] = [];
@@ -67,15 +69,42 @@ export async function readBodyText(
     // Stops a body that is still arriving (too large, or too slow).
     if (!complete) reader.cancel().catch(() => {});
   }
-  if (whole) return new TextDecoder().decode(size === whole.byteLength ? whole : whole.subarray(0, size));
-  if (chunks.length === 1) return new TextDecoder().decode(chunks[0]);
+  if (whole) return DECODER.decode(size === whole.byteLength ? whole : whole.subarray(0, size));
+  if (chunks.length === 1) return DECODER.decode(chunks[0]);
   const bytes = new Uint8Array(size);
   let offset = 0;
   for (const chunk of chunks) {
     bytes.set(chunk, offset);
     offset += chunk.byteLength;
   }
-  return new TextDecoder().decode(bytes);
+  return DECODER.decode(bytes);
+}
+
+const DECODER = new TextDecoder();
+
+/**
+ * A body of a declared length within the limit, read whole by the runtime
+ * (`arrayBuffer()`: one call, where reading its stream chunk by chunk cost
+ * about 60 µs a request through `Deno.serve`). More bytes than declared are
+ * too many (null), as on the stream path; a body still arriving when `late`
+ * comes is left to the connection the 408 closes.
+ */
+function declaredBody(
+  request: Request,
+  declared: number,
+  deadlines: Deadlines,
+  timeoutMs: number,
+): Promise<string | null> {
+  return new Promise((resolve, reject) => {
+    const done = deadlines.start(() => reject(slowBody(timeoutMs, "arrive in full")));
+    request.arrayBuffer().then((bytes) => {
+      done();
+      resolve(bytes.byteLength > declared ? null : DECODER.decode(bytes));
+    }, (error) => {
+      done();
+      reject(error);
+    });
+  });
 }
 
 /**

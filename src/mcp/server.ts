@@ -415,6 +415,8 @@ export async function answerMessages(
       answers.push(errorAnswer(message.id, ProtocolErrorCode.InvalidRequest, problem));
     } else if (call) {
       answers.push(await answerToolCall(core, caller, message.id, call, state, definitions));
+    } else if (plainToolsList(message)) {
+      answers.push(`{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":${definitions.toolsJson}}`);
     } else if (message.method === "tools/call" && !wellFormedToolCall(message.params)) {
       answers.push(errorAnswer(message.id, ProtocolErrorCode.InvalidParams, BAD_TOOL_CALL));
     } else {
@@ -453,6 +455,25 @@ function plainToolCall(message: JsonRpcMessage): { name: string; args: Arguments
   if (args === undefined) return { name, args: {} };
   if (args === null || typeof args !== "object" || Array.isArray(args)) return null;
   return { name, args: args as Arguments };
+}
+
+/**
+ * Whether a request is a plain `tools/list` — nothing but `jsonrpc`, `id`,
+ * `method` and no params or empty ones — whose answer is the key's
+ * `toolsJson` as the SDK's handler would send it, byte for byte: the SDK's
+ * dispatch (schema checks, handler lookup, a deadline) was half of its cost.
+ * Anything else (a cursor, `_meta`) goes through the SDK.
+ */
+function plainToolsList(message: JsonRpcMessage): boolean {
+  if (message.method !== "tools/list" || message.jsonrpc !== "2.0") return false;
+  for (const field in message) {
+    if (field !== "jsonrpc" && field !== "id" && field !== "method" && field !== "params") return false;
+  }
+  const params = message.params;
+  if (params === undefined) return true;
+  if (params === null || typeof params !== "object" || Array.isArray(params)) return false;
+  for (const _field in params) return false;
+  return true;
 }
 
 /**

@@ -86,3 +86,45 @@ Deno.test("uploads: a body that pauses longer than the idle limit is refused 408
     assert.deepEqual(left, [], type);
   }
 });
+
+Deno.test("/mcp over a socket: a body of a declared length that stops half-way is answered 408 in bounded time", async () => {
+  const fixture = await Fixture.open();
+  const ava = await fixture.person("Ava Bennett");
+  const { value: key } = await fixture.agentKey(ava, "notes", "", { folders: [], documents: [] });
+  const endpoint = fixture.endpoint({ bodyTimeoutMs: 300 });
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, endpoint);
+  const connection = await Deno.connect({ hostname: "127.0.0.1", port: server.addr.port });
+  try {
+    const started = Date.now();
+    const part = '{"jsonrpc":"2.0","id":1,';
+    await connection.write(new TextEncoder().encode(
+      `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${part.length + 40}\r\n\r\n${part}`,
+    ));
+    // What the server sends, until its 408 has arrived whole (or the test's deadline).
+    let text = "";
+    const buffer = new Uint8Array(4096);
+    const deadline = setTimeout(() => connection.close(), 10_000);
+    try {
+      while (!text.includes("send it in one go.")) {
+        const n = await connection.read(buffer).catch(() => null);
+        if (n === null) break;
+        text += new TextDecoder().decode(buffer.subarray(0, n));
+      }
+    } finally {
+      clearTimeout(deadline);
+    }
+    assert.ok(Date.now() - started < 9_000, `no 408 within 9 s: ${JSON.stringify(text.slice(0, 200))}`);
+    assert.match(text, /^HTTP\/1\.1 408 /);
+    assert.match(text, /The request body did not arrive within 300 ms: send it in one go\./);
+    assert.equal(fixture.auditEvents().length, 0);
+  } finally {
+    try {
+      connection.close();
+    } catch {
+      // closed by the server already
+    }
+    await server.shutdown();
+    await fixture.dispose();
+  }
+});

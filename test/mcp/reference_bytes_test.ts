@@ -137,3 +137,35 @@ Deno.test("a new name, description or folder shows in the next answers", async (
     await fixture.dispose();
   }
 });
+
+Deno.test("tools/list answers the same bytes whether the server's own path or the SDK's answers it", async () => {
+  const { fixture, value } = await referenceExample();
+  try {
+    const endpoint = createMcpEndpoint({ db: fixture.db, store: fixture.store });
+    const text = async (message: unknown) => await (await post(endpoint, value, message)).text();
+    // `_meta` sends the request through the SDK; the plain forms are answered without it.
+    const viaSdk = await text({ jsonrpc: "2.0", id: "a", method: "tools/list", params: { _meta: {} } });
+    const tools = JSON.parse(viaSdk).result.tools as Array<{ name: string }>;
+    assert.deepEqual(tools.map((tool) => tool.name), [
+      "search",
+      "list_documents",
+      "read_document",
+      "view_page",
+    ]);
+    assert.equal(await text({ jsonrpc: "2.0", id: "a", method: "tools/list" }), viaSdk);
+    assert.equal(await text({ jsonrpc: "2.0", id: "a", method: "tools/list", params: {} }), viaSdk);
+    assert.equal(
+      await text({ jsonrpc: "2.0", id: 7, method: "tools/list" }),
+      viaSdk.replace('"id":"a"', '"id":7'),
+    );
+    // A cursor that is not a string is the SDK's to refuse, as before.
+    const badCursor = JSON.parse(
+      await text({ jsonrpc: "2.0", id: 8, method: "tools/list", params: { cursor: 5 } }),
+    );
+    assert.equal(badCursor.id, 8);
+    assert.equal(badCursor.result, undefined);
+    assert.ok(badCursor.error, "a cursor that is a number is refused");
+  } finally {
+    await fixture.dispose();
+  }
+});

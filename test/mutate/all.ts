@@ -9,6 +9,7 @@ import { type Mutation, MUTATIONS } from "./mutations.ts";
 import { MUTATIONS_CHATGPT } from "./mutations_chatgpt.ts";
 import { MUTATIONS_CONSOLE } from "./mutations_console.ts";
 import { MUTATIONS_EDGE } from "./mutations_edge.ts";
+import { MUTATIONS_PERF } from "./mutations_perf.ts";
 
 /** All of them, in a stable order. */
 export const ALL_MUTATIONS: Mutation[] = [

@@ -518,7 +518,12 @@ export class PostgresEventStore implements EventStore {
     setImmediate(() => {
       this.#flushScheduled = false;
       if (this.#pending.length === 0 || this.#flushes.size >= most) return;
-      const flush: Promise<void> = this.#flush().finally(() => {
+      const batch = this.#pending;
+      this.#pending = [];
+      const flush: Promise<void> = this.#flush(batch).catch((error) => {
+        // Each path settles its appends itself; this is for what it did not foresee (a second settle is a no-op).
+        for (const item of batch) item.reject(error);
+      }).finally(() => {
         this.#flushes.delete(flush);
         if (this.#pending.length > 0) this.#scheduleFlush();
       });
@@ -527,9 +532,7 @@ export class PostgresEventStore implements EventStore {
   }
 
   /** Writes every pending append in one transaction (a conflicting one fails alone), then catches the copy up. */
-  async #flush(): Promise<void> {
-    const batch = this.#pending;
-    this.#pending = [];
+  async #flush(batch: Pending[]): Promise<void> {
     // Only sergo_group_commit takes rate tokens: appends that take one go in a statement whichever way the rest go.
     const taking = batch.filter((item) => item.takeToken);
     if (this.#appendBy === "transaction") {

@@ -51,6 +51,8 @@ interface RunResult {
     audited_once: number;
     audited_twice: number;
   };
+  /** What the searches answered 503 said (a replica's sentence, or HAProxy's page when both were down). */
+  unavailable_samples: string[];
   other_5xx: string[];
   replicas_exited: number[];
   log_verify: string;

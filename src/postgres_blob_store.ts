@@ -13,6 +13,7 @@ import { createHash } from "node:crypto";
 import { join } from "node:path";
 import postgres from "postgres";
 import { ensureSchema } from "../events/postgres_schema.ts";
+import { DatabaseUnavailableError } from "../events/postgres_store.ts";
 import type { Blobs } from "./blob_store.ts";
 
 /** The size of one stored chunk. */
@@ -33,6 +34,30 @@ CREATE TABLE IF NOT EXISTS sergo_blob_chunks (
 `;
 
 type Sql = postgres.Sql<Record<string, never>>;
+
+/**
+ * How long a read's statement may go unanswered before it fails as the
+ * database being unreachable. The driver (postgres 3.4.9) can lose a query
+ * when a connection closes with a write still queued (PostgreSQL restarted):
+ * it then waits with no timer until some other query opens a connection, so a
+ * worker reading a document would hold its lease, renewed, forever.
+ */
+const ANSWER_MS = 30_000;
+
+/** `query`, or a `DatabaseUnavailableError` when it has no answer within {@linkcode ANSWER_MS}. */
+function answered<T>(query: PromiseLike<T>, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new DatabaseUnavailableError(`${what}: the database did not answer within ${ANSWER_MS / 1000} s`),
+        ),
+      ANSWER_MS,
+    );
+  });
+  return Promise.race([query, late]).finally(() => clearTimeout(timer));
+}
 
 /** How long an unfinished blob (a large file being stored) is kept before a replica's start removes it. */
 const UNFINISHED_KEPT_MS = 24 * 60 * 60 * 1000;
@@ -94,21 +119,30 @@ export class PostgresBlobStore implements Blobs {
 
   async has(sha256: string): Promise<boolean> {
     checkName(sha256);
-    const rows = await this.#sql`SELECT 1 FROM sergo_blobs WHERE sha256 = ${sha256}`;
+    const rows = await answered(
+      this.#sql`SELECT 1 FROM sergo_blobs WHERE sha256 = ${sha256}`,
+      `Cannot look for blob ${sha256}`,
+    );
     return rows.length > 0;
   }
 
   /** The blob's size in bytes, or null when there is none. */
   async size(sha256: string): Promise<number | null> {
     checkName(sha256);
-    const [row] = await this.#sql<{ size: string }[]>`SELECT size FROM sergo_blobs WHERE sha256 = ${sha256}`;
+    const [row] = await answered(
+      this.#sql<{ size: string }[]>`SELECT size FROM sergo_blobs WHERE sha256 = ${sha256}`,
+      `Cannot look for blob ${sha256}`,
+    );
     return row ? Number(row.size) : null;
   }
 
   async read(sha256: string): Promise<Uint8Array> {
     checkName(sha256);
-    const [blob] = await this.#sql<{ size: string; chunks: number }[]>`
-      SELECT size, chunks FROM sergo_blobs WHERE sha256 = ${sha256}`;
+    const [blob] = await answered(
+      this.#sql<{ size: string; chunks: number }[]>`
+        SELECT size, chunks FROM sergo_blobs WHERE sha256 = ${sha256}`,
+      `Cannot read blob ${sha256}`,
+    );
     if (!blob) throw new Deno.errors.NotFound(`No blob ${sha256}`);
     const out = new Uint8Array(Number(blob.size));
     let offset = 0;
@@ -139,13 +173,17 @@ export class PostgresBlobStore implements Blobs {
   /** The blob's bytes chunk by chunk, one chunk in memory at a time. */
   async *chunks(sha256: string): AsyncIterable<Uint8Array> {
     checkName(sha256);
-    const [blob] = await this.#sql<
-      { chunks: number }[]
-    >`SELECT chunks FROM sergo_blobs WHERE sha256 = ${sha256}`;
+    const [blob] = await answered(
+      this.#sql<{ chunks: number }[]>`SELECT chunks FROM sergo_blobs WHERE sha256 = ${sha256}`,
+      `Cannot read blob ${sha256}`,
+    );
     if (!blob) throw new Deno.errors.NotFound(`No blob ${sha256}`);
     for (let seq = 0; seq < blob.chunks; seq++) {
-      const [row] = await this.#sql<{ bytes: Uint8Array }[]>`
-        SELECT bytes FROM sergo_blob_chunks WHERE sha256 = ${sha256} AND seq = ${seq}`;
+      const [row] = await answered(
+        this.#sql<{ bytes: Uint8Array }[]>`
+          SELECT bytes FROM sergo_blob_chunks WHERE sha256 = ${sha256} AND seq = ${seq}`,
+        `Cannot read blob ${sha256}`,
+      );
       if (!row) throw new Error(`Blob ${sha256} is missing chunk ${seq} in the database`);
       yield new Uint8Array(row.bytes);
     }

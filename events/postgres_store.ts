@@ -376,6 +376,7 @@ export async function openPostgresStore(
       openLogDatabase(options.cachePath ?? ":memory:", 10_000),
       options,
       pool(1),
+      () => pool(1),
     );
   } catch (error) {
     await sql.end({ timeout: 1 }).catch(() => {});
@@ -409,7 +410,9 @@ export async function openPostgresStore(
 export class PostgresEventStore implements EventStore {
   readonly #sql: Sql;
   /** The one connection group commits go through, one after the other (see {@linkcode PIPELINE}). */
-  readonly #commits: Sql;
+  #commits: Sql;
+  /** Opens another commit connection, for one the driver left unable to connect (see #flushInOneStatement). */
+  readonly #reopenCommits: (() => Sql) | null;
   readonly #cache: DatabaseSync;
   readonly #pollMs: number;
   readonly #appendBy: "statement" | "transaction";
@@ -431,7 +434,14 @@ export class PostgresEventStore implements EventStore {
   #checked = false;
 
   /** Wraps an open connection pool and local copy; prefer {@linkcode openPostgresStore}. */
-  constructor(sql: Sql, cache: DatabaseSync, options: PostgresStoreOptions, commits: Sql = sql) {
+  constructor(
+    sql: Sql,
+    cache: DatabaseSync,
+    options: PostgresStoreOptions,
+    commits: Sql = sql,
+    reopenCommits: (() => Sql) | null = null,
+  ) {
+    this.#reopenCommits = reopenCommits;
     this.#sql = sql;
     this.#commits = commits;
     this.#cache = cache;
@@ -597,8 +607,9 @@ export class PostgresEventStore implements EventStore {
     })));
     let answer: AppendAnswer;
     const sentAt = performance.now();
+    const commits = this.#commits;
     try {
-      const [row] = await this.#commits<{ answer: AppendAnswer }[]>`
+      const [row] = await commits<{ answer: AppendAnswer }[]>`
         SELECT sergo_group_commit(${payload}::text::jsonb, ${this.#writer}) AS answer`;
       answer = row!.answer;
       this.#transactions++;
@@ -607,6 +618,18 @@ export class PostgresEventStore implements EventStore {
       const failure = new DatabaseUnavailableError(`Cannot append: ${reason(error)}`);
       this.#lastFailure = { at: Date.now(), message: failure.message };
       for (const { item } of batch) item.reject(failure);
+      // The driver (postgres 3.4.9) can leave a connection that closed with a write queued unable to ever
+      // connect again: each try sends nothing and ends in CONNECT_TIMEOUT (the stale write timer of
+      // porsager/postgres#1208). The one commit connection would refuse every append until a restart, so
+      // it is replaced by a new one (once per failing connection: a pipelined commit may fail with it).
+      if (
+        (error as { code?: unknown }).code === "CONNECT_TIMEOUT" && this.#reopenCommits &&
+        this.#commits === commits && !this.#closed
+      ) {
+        this.#commits = this.#reopenCommits();
+        commits.end({ timeout: 0 }).catch(() => {});
+        console.error("The commit connection to the database could not connect again; it was replaced");
+      }
       return;
     }
     batch.forEach(({ item }, i) => {

@@ -66,6 +66,8 @@ export interface Replica {
   readyMs: number;
   /** Whether the process is running (false after `kill`, until `restart`). */
   running: boolean;
+  /** The exit code when the process ended by itself or was killed (null while it runs). */
+  exitCode: number | null;
   /** Everything it printed (the last 64 KiB), for messages. */
   output(): string;
 }
@@ -312,6 +314,7 @@ export async function startReplicas(options: ReplicaOptions): Promise<Replicas> 
     setupUrl: null,
     readyMs: 0,
     running: false,
+    exitCode: null,
     output: () => processes[i]?.output() ?? "",
   }));
 
@@ -331,6 +334,10 @@ export async function startReplicas(options: ReplicaOptions): Promise<Replicas> 
     ], env);
     processes[i] = process;
     replica.pid = process.child.pid;
+    replica.exitCode = null;
+    process.done.then((status) => {
+      if (processes[i] === process) replica.exitCode = status.code;
+    });
     const [, address, ready] = await process.waitForLine(SERVING, START_MS, `replica ${i + 1}`);
     replica.url = address!;
     replica.port = Number(new URL(address!).port);

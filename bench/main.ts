@@ -267,6 +267,9 @@ export const MODULES: readonly BenchModule[] = [
   { name: "replica_startup", file: "./replica_startup.ts", fn: "benchReplicaStartup", rows: () => [] },
   // Last: ten minutes (one with --quick; SOAK_MINUTES sets it) of mixed and hostile traffic.
   { name: "soak", file: "./soak.ts", fn: "benchSoak", rows: () => [] },
+  // Two replicas on PostgreSQL behind HAProxy, clean and then with hostile clients and a PostgreSQL restart
+  // (ten minutes a run, 60 s with --quick; SOAK_CLUSTER_SECONDS sets it).
+  { name: "soak_cluster", file: "./soak_cluster.ts", fn: "benchSoakCluster", rows: () => [] },
 ];
 
 /** What `main` was asked. */

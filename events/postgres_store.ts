@@ -376,6 +376,7 @@ export async function openPostgresStore(
       openLogDatabase(options.cachePath ?? ":memory:", 10_000),
       options,
       pool(1),
+      () => pool(1),
     );
   } catch (error) {
     await sql.end({ timeout: 1 }).catch(() => {});
@@ -409,7 +410,9 @@ export async function openPostgresStore(
 export class PostgresEventStore implements EventStore {
   readonly #sql: Sql;
   /** The one connection group commits go through, one after the other (see {@linkcode PIPELINE}). */
-  readonly #commits: Sql;
+  #commits: Sql;
+  /** Opens another commit connection, for one the driver left unable to connect (see #flushInOneStatement). */
+  readonly #reopenCommits: (() => Sql) | null;
   readonly #cache: DatabaseSync;
   readonly #pollMs: number;
   readonly #appendBy: "statement" | "transaction";
@@ -431,7 +434,14 @@ export class PostgresEventStore implements EventStore {
   #checked = false;
 
   /** Wraps an open connection pool and local copy; prefer {@linkcode openPostgresStore}. */
-  constructor(sql: Sql, cache: DatabaseSync, options: PostgresStoreOptions, commits: Sql = sql) {
+  constructor(
+    sql: Sql,
+    cache: DatabaseSync,
+    options: PostgresStoreOptions,
+    commits: Sql = sql,
+    reopenCommits: (() => Sql) | null = null,
+  ) {
+    this.#reopenCommits = reopenCommits;
     this.#sql = sql;
     this.#commits = commits;
     this.#cache = cache;
@@ -518,7 +528,12 @@ export class PostgresEventStore implements EventStore {
     setImmediate(() => {
       this.#flushScheduled = false;
       if (this.#pending.length === 0 || this.#flushes.size >= most) return;
-      const flush: Promise<void> = this.#flush().finally(() => {
+      const batch = this.#pending;
+      this.#pending = [];
+      const flush: Promise<void> = this.#flush(batch).catch((error) => {
+        // Each path settles its appends itself; this is for what it did not foresee (a second settle is a no-op).
+        for (const item of batch) item.reject(error);
+      }).finally(() => {
         this.#flushes.delete(flush);
         if (this.#pending.length > 0) this.#scheduleFlush();
       });
@@ -527,9 +542,7 @@ export class PostgresEventStore implements EventStore {
   }
 
   /** Writes every pending append in one transaction (a conflicting one fails alone), then catches the copy up. */
-  async #flush(): Promise<void> {
-    const batch = this.#pending;
-    this.#pending = [];
+  async #flush(batch: Pending[]): Promise<void> {
     // Only sergo_group_commit takes rate tokens: appends that take one go in a statement whichever way the rest go.
     const taking = batch.filter((item) => item.takeToken);
     if (this.#appendBy === "transaction") {
@@ -594,8 +607,9 @@ export class PostgresEventStore implements EventStore {
     })));
     let answer: AppendAnswer;
     const sentAt = performance.now();
+    const commits = this.#commits;
     try {
-      const [row] = await this.#commits<{ answer: AppendAnswer }[]>`
+      const [row] = await commits<{ answer: AppendAnswer }[]>`
         SELECT sergo_group_commit(${payload}::text::jsonb, ${this.#writer}) AS answer`;
       answer = row!.answer;
       this.#transactions++;
@@ -604,6 +618,18 @@ export class PostgresEventStore implements EventStore {
       const failure = new DatabaseUnavailableError(`Cannot append: ${reason(error)}`);
       this.#lastFailure = { at: Date.now(), message: failure.message };
       for (const { item } of batch) item.reject(failure);
+      // The driver (postgres 3.4.9) can leave a connection that closed with a write queued unable to ever
+      // connect again: each try sends nothing and ends in CONNECT_TIMEOUT (the stale write timer of
+      // porsager/postgres#1208). The one commit connection would refuse every append until a restart, so
+      // it is replaced by a new one (once per failing connection: a pipelined commit may fail with it).
+      if (
+        (error as { code?: unknown }).code === "CONNECT_TIMEOUT" && this.#reopenCommits &&
+        this.#commits === commits && !this.#closed
+      ) {
+        this.#commits = this.#reopenCommits();
+        commits.end({ timeout: 0 }).catch(() => {});
+        console.error("The commit connection to the database could not connect again; it was replaced");
+      }
       return;
     }
     batch.forEach(({ item }, i) => {

@@ -236,6 +236,8 @@ export function createConsole(services: Services, options: ConsoleOptions = {}):
         } catch (error) {
           const unreachable = databaseUnreachable(error);
           if (!(error instanceof DomainError) && !unreachable) throw error;
+          // Another replica's setup address made the first person a moment before: as if it had been this one's.
+          if (error instanceof DomainError && error.code === "conflict") return invalid();
           // Refused, or not written: the setup address works again.
           if (!anyPerson(services.app.db)) setupHash = hashSecret(token);
           return unreachable ? again(DATABASE_UNREACHABLE, 503) : again(`${(error as Error).message}.`);

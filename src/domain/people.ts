@@ -15,6 +15,7 @@ import {
   passwordLinksOf,
   type Person,
 } from "../../projections/catalogue.ts";
+import { ConcurrencyError } from "../../events/store.ts";
 import type { SergoApp } from "../app.ts";
 import { hashSecret } from "../auth/key_format.ts";
 import { DomainError } from "./errors.ts";
@@ -104,8 +105,19 @@ export async function removeAdministrator(app: SergoApp, personId: string, actor
 }
 
 /**
+ * The person id of the first administrator the setup page makes. Fixed, so
+ * that the stream it is written to is too: replicas on one database each
+ * print a setup address of their own, and two used at once both append to
+ * `person-000000000001` as a new stream; the log takes one, the other's append
+ * fails its version check. (Random ids are 12 base62 characters; this one is
+ * taken by chance once in 62^12.)
+ */
+export const FIRST_PERSON_ID = "000000000001";
+
+/**
  * The first person, from the setup page: added with their password hash and
- * made an administrator in one write. Refused once anyone exists.
+ * made an administrator in one write. Refused once anyone exists, and when
+ * another setup (another replica's address) made the first person first.
  */
 export async function addFirstAdministrator(
   app: SergoApp,
@@ -113,8 +125,9 @@ export async function addFirstAdministrator(
 ): Promise<Person> {
   const name = checkPersonName(input.name);
   const email = checkEmail(input.email);
-  if (anyPerson(app.db)) throw new DomainError("conflict", "Sergo already has its first person");
-  const personId = newId();
+  const already = new DomainError("conflict", "Sergo already has its first person");
+  if (anyPerson(app.db)) throw already;
+  const personId = FIRST_PERSON_ID;
   const actor = `person-${personId}`;
   await app.append(`person-${personId}`, [
     { type: "PersonAdded", data: { person_id: personId, name, email }, metadata: app.meta(actor) },
@@ -124,7 +137,9 @@ export async function addFirstAdministrator(
       metadata: app.meta(actor),
     },
     { type: "PersonMadeAdministrator", data: { person_id: personId }, metadata: app.meta(actor) },
-  ], { expectedVersion: "no_stream" });
+  ], { expectedVersion: "no_stream" }).catch((error) => {
+    throw error instanceof ConcurrencyError ? already : error;
+  });
   const person = getPerson(app.db, personId);
   if (!person) throw new DomainError("conflict", `A person with email "${email}" already exists`);
   return person;

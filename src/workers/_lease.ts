@@ -11,9 +11,16 @@
  * fails the version check, the events in between show the takeover, and the
  * result is dropped (and logged).
  *
+ * While the shared database is away (a PostgreSQL restart) the lease's
+ * appends fail: renewals are tried again at their next turn, and the work's
+ * result ({@linkcode Lease.record}) every second until the lease would have
+ * run out; a worker that cannot record it then gives the work up, and the
+ * lease's expiry lets this or another worker claim it again.
+ *
  * @module
  */
 import { ConcurrencyError } from "../../events/store.ts";
+import { databaseUnreachable } from "../http/unavailable.ts";
 import type { EventType, RecordedEvent, SergoEvent } from "../../events/types.ts";
 import type { SergoApp } from "../app.ts";
 
@@ -32,6 +39,9 @@ export interface LeaseKind {
 /** How many times an append is tried again when events that leave the lease alone came in between. */
 const APPEND_ATTEMPTS = 10;
 
+/** How long {@linkcode Lease.record} waits before it tries again while the database is unreachable. */
+const RECORD_RETRY_MS = 1000;
+
 /** Brings this process's copy of the log and its projections up to what the store holds now. */
 async function catchUp(app: SergoApp): Promise<void> {
   if ("sync" in app.store) await app.store.sync();
@@ -49,6 +59,8 @@ export class Lease {
   /** The stream's version after this lease's last append. */
   #version: number;
   #lost: string | null = null;
+  /** Until when (ms since the epoch) the log holds this lease for the worker: its last claim or renewal's end. */
+  #until: number;
   #timer: ReturnType<typeof setInterval> | null = null;
   /** The lease's appends, one at a time (a renewal never races the result). */
   #queue: Promise<unknown> = Promise.resolve();
@@ -67,6 +79,7 @@ export class Lease {
     this.#leaseMs = leaseMs;
     this.stream = `document-${ids.documentId}`;
     this.#version = version;
+    this.#until = app.now().getTime() + leaseMs;
   }
 
   /**
@@ -93,6 +106,7 @@ export class Lease {
       throw error;
     }
     const lease = new Lease(app, kind, ids, leaseMs, result.streamVersion);
+    lease.#until = Date.parse(until);
     lease.#timer = setInterval(() => lease.#renew(), Math.max(1000, Math.floor(leaseMs / 3)));
     return lease;
   }
@@ -140,13 +154,45 @@ export class Lease {
     );
   }
 
+  /**
+   * Appends the work's result as {@linkcode append} does, trying again every
+   * second while the database is unreachable and the lease has not run out:
+   * a result the outage held up is recorded once it is back, without the
+   * work being done again. Past the lease's end it rejects with the last
+   * error (the work is given up; whoever claims it next does it again). An
+   * append that reached the database but whose answer was lost is found by
+   * the next try's version check: the lease is then seen as ended by its own
+   * result, and nothing is recorded twice.
+   */
+  async record(make: () => SergoEvent[] | null): Promise<boolean> {
+    for (;;) {
+      try {
+        return await this.append(make);
+      } catch (error) {
+        if (!databaseUnreachable(error) || this.#app.now().getTime() + RECORD_RETRY_MS >= this.#until) {
+          throw error;
+        }
+        await new Promise((resolve) => setTimeout(resolve, RECORD_RETRY_MS));
+      }
+    }
+  }
+
   #renew(): void {
     if (this.#lost) return;
-    const until = new Date(this.#app.now().getTime() + this.#leaseMs).toISOString();
-    this.append(() => [this.#kind.renew(this.#documentId, this.#worker, until)]).catch((error) => {
-      // The database may be away for a moment: the next renewal tries again, and the lease lasts until then.
-      console.error(`Cannot renew the ${this.#kind.what} lease of ${this.#documentId}:`, error);
-    });
+    const until = this.#app.now().getTime() + this.#leaseMs;
+    this.append(() => [this.#kind.renew(this.#documentId, this.#worker, new Date(until).toISOString())]).then(
+      (renewed) => {
+        if (renewed) this.#until = Math.max(this.#until, until);
+      },
+      (error) => {
+        // The database may be away for a moment: the next renewal tries again, and the lease lasts until then.
+        console.error(
+          `Cannot renew the ${this.#kind.what} lease of ${this.#documentId}: ${
+            error instanceof Error ? error.message : String(error)
+          }`,
+        );
+      },
+    );
   }
 
   #lose(taken: RecordedEvent): void {

@@ -43,7 +43,12 @@ export class EmbeddingWorker {
       this.#again = true;
       return;
     }
-    this.#running = this.#run().finally(() => {
+    this.#running = this.#run().catch((error) => {
+      // Each document's failure is caught in #run; this is for the look itself (its projection query).
+      console.error(
+        `Looking for documents to embed failed: ${error instanceof Error ? error.message : error}`,
+      );
+    }).finally(() => {
       this.#running = null;
       if (this.#again) {
         this.#again = false;

@@ -25,7 +25,8 @@ import type { SergoApp } from "../app.ts";
 import { checkCopy, type ConvertOptions, convertToPdf, PdfCopyError } from "../pdf_copy/libreoffice.ts";
 import { placeOnCopyPages } from "../pdf_copy/page_placing.ts";
 import { ProcessingError } from "../processing/processing_error.ts";
-import { DEFAULT_LEASE_MS, reasonOf, withoutNul } from "./processing_worker.ts";
+import { DEFAULT_LEASE_MS, pausedOrFailed, reasonOf, withoutNul } from "./processing_worker.ts";
+import { databaseUnreachable } from "../http/unavailable.ts";
 import { Lease, type LeaseKind } from "./_lease.ts";
 
 /** Reads a PDF's pages with their text and marks (the extraction pool, or pdf.js in this process). */
@@ -104,7 +105,7 @@ export class PdfCopyWorker {
       let recorded = true;
       const job = this.#copy(doc).catch((error) => {
         recorded = false;
-        console.error(`PDF copy of ${doc.document_id} failed:`, error);
+        console.error(pausedOrFailed("The PDF copy", doc.document_id, error));
       })
         .finally(() => {
           this.#inFlight.delete(doc.document_id);
@@ -188,10 +189,12 @@ export class PdfCopyWorker {
       const read = doc.type === "pptx" ? null : (await this.#reader.extract(pdf, "copy.pdf")).pages;
       made = { sha256, pages, read };
     } catch (error) {
+      // The database went away (the file could not be read, the copy not stored): the copy is made again later.
+      if (databaseUnreachable(error)) throw error;
       reason = reasonOf(error);
     }
     // At the version the lease knows; read again meanwhile (the lease holds): the text is placed as it is now.
-    await lease.append(() => {
+    await lease.record(() => {
       const current = getDocument(app.db, doc.document_id);
       if (!current || current.pdf_copy_status !== "pending") return null;
       return made ? this.#copyEvents(current, made) : [{

@@ -4,6 +4,13 @@
  * processes never read the same file twice, reads it in the extraction pool
  * and records the result or the failure.
  *
+ * When the shared database goes away mid-work (a PostgreSQL restart), the
+ * document is not failed for it: the worker waits for the database to
+ * record what it read while its lease lasts, and otherwise gives the work up
+ * with one line in the log; the lease runs out and this or another worker
+ * claims it again (the version check records one result). Nothing it starts
+ * in the background can end in an unhandled rejection.
+ *
  * @module
  */
 import { claimableProcessing, type DocumentRow, getDocument } from "../../projections/catalogue.ts";
@@ -24,6 +31,7 @@ import type { Transcriber } from "../processing/transcribers/transcriber.ts";
 import type { RenderPool } from "../render/render_pool.ts";
 import { checkCopy, convertToPdf } from "../pdf_copy/libreoffice.ts";
 import { placeOnCopyPages } from "../pdf_copy/page_placing.ts";
+import { databaseUnreachable } from "../http/unavailable.ts";
 
 /** What the worker needs from an extraction pool. */
 export interface Extractor {
@@ -107,9 +115,13 @@ export class ProcessingWorker {
       if (this.#inFlight.size >= limit) return;
       if (this.#inFlight.has(doc.document_id)) continue;
       if (this.#options.only && !this.#options.only.has(doc.document_id)) continue;
-      const job = this.#process(doc).finally(() => {
+      const job = this.#process(doc).then(() => true, (error) => {
+        console.error(pausedOrFailed("Processing", doc.document_id, error));
+        return false;
+      }).then((done) => {
         this.#inFlight.delete(doc.document_id);
-        this.kick();
+        // Work given up waits for the next look (an event, or the lease check), not a tight loop.
+        if (done) this.kick();
       });
       this.#inFlight.set(doc.document_id, job);
     }
@@ -168,11 +180,13 @@ export class ProcessingWorker {
       }
       outcome = { ok: true, result };
     } catch (error) {
+      // The database went away (the file could not be read from it, a copy not stored): not the file's fault.
+      if (databaseUnreachable(error)) throw error;
       outcome = { ok: false, reason: reasonOf(error) };
     }
     // The result goes at the version the lease knows: a document deleted, re-requested or taken over by
     // another worker meanwhile (its lease ran out) gets no stale or second result.
-    await lease.append(() => {
+    await lease.record(() => {
       const meta = app.meta("system");
       if (outcome.ok) {
         return [{
@@ -236,7 +250,10 @@ export class ProcessingWorker {
         type: "TranscriptionProgressed",
         data: { document_id: doc.document_id, pages_done: done, pages_total: wanted.length },
         metadata: app.meta("system"),
-      }]);
+      }]).catch((error) => {
+        // Progress is for show: an outage skips it, and the result waits for the database (see record()).
+        if (!databaseUnreachable(error)) throw error;
+      });
     });
     if (lease.lost) throw new Error(`Another worker took this document over (${lease.lost})`);
     const failed = outcomes.filter((o) => o.text === null);
@@ -341,6 +358,17 @@ export function withoutNul(page: ProcessedPage): ProcessedPage {
       }
       : {}),
   };
+}
+
+/**
+ * The log's line for background work that ended without its outcome recorded:
+ * paused when the database was unreachable (the work is claimed again once
+ * its lease runs out), failed otherwise; one line, never a stack.
+ */
+export function pausedOrFailed(what: string, documentId: string, error: unknown): string {
+  return databaseUnreachable(error)
+    ? `${what} of ${documentId} paused: ${reasonOf(error)}; it is taken up again when the database is back`
+    : `${what} of ${documentId} failed: ${reasonOf(error)}`;
 }
 
 /** One sentence for a failure, never a stack. */

@@ -124,3 +124,34 @@ Deno.test("PostgreSQL blobs: a 200 MB upload is adopted in chunks, never whole i
   await sql.end();
   assert.deepEqual({ ...blob }, { size: 200 * BLOB_CHUNK_BYTES, chunks: 200 });
 });
+
+Deno.test("PostgreSQL blobs: a large blob leaves no temporary row behind, and one left unfinished a day ago is removed", async () => {
+  await using db = await testDatabase();
+  await using dir = await tempDir();
+  const blobs = await openPostgresBlobStore(db.url, join(dir.path, "tmp"));
+  const sql = postgres(db.url, { max: 1, onnotice: () => {} });
+  try {
+    const big = new Uint8Array(2 * BLOB_CHUNK_BYTES + 10).fill(7);
+    const sha = await blobs.write(big);
+    assert.deepEqual(await blobs.read(sha), big);
+    const rows = await sql<{ sha256: string; size: string }[]>`SELECT sha256, size::text FROM sergo_blobs`;
+    assert.deepEqual(rows.map((row) => [row.sha256, row.size]), [[sha, String(big.length)]]);
+    // What a replica that lost the database in the middle of a large file leaves: a row of size -1 and chunks,
+    // named by when it began (the first 16 hex digits), two days ago and a minute ago.
+    const name = (msAgo: number) => (Date.now() - msAgo).toString(16).padStart(16, "0") + "ab".repeat(24);
+    for (const ago of [2 * 86_400_000, 60_000]) {
+      const unfinished = name(ago);
+      await sql`INSERT INTO sergo_blobs (sha256, size, chunks) VALUES (${unfinished}, -1, 2)`;
+      await sql`INSERT INTO sergo_blob_chunks (sha256, seq, bytes) VALUES (${unfinished}, 0, ${new Uint8Array(
+        9,
+      )})`;
+    }
+    assert.equal(await blobs.removeUnfinished(), 1);
+    const left = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM sergo_blobs WHERE size = -1`;
+    assert.equal(left[0]!.n, 1, "the one begun a minute ago may still be being written");
+    assert.deepEqual(await blobs.read(sha), big);
+  } finally {
+    await sql.end();
+    await blobs.close();
+  }
+});

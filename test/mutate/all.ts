@@ -10,11 +10,14 @@ import { MUTATIONS_CHATGPT } from "./mutations_chatgpt.ts";
 import { MUTATIONS_CONSOLE } from "./mutations_console.ts";
 import { MUTATIONS_EDGE } from "./mutations_edge.ts";
 import { MUTATIONS_PERF } from "./mutations_perf.ts";
+import { MUTATIONS_REPLICA } from "./mutations_replica.ts";
 
 /** All of them, in a stable order. */
 export const ALL_MUTATIONS: Mutation[] = [
   ...MUTATIONS,
-  ...MUTATIONS_EDGE,
-  ...MUTATIONS_CONSOLE,
   ...MUTATIONS_CHATGPT,
+  ...MUTATIONS_CONSOLE,
+  ...MUTATIONS_EDGE,
+  ...MUTATIONS_PERF,
+  ...MUTATIONS_REPLICA,
 ];

@@ -1,0 +1,52 @@
+/**
+ * Mutations of the h-replica branch (issue 26, items 1 and 11): the
+ * processing worker's handling of a lost database, the blob store's writes
+ * without a client-side transaction, and the one first administrator across
+ * replicas. See mutations.ts for the shape.
+ *
+ * @module
+ */
+import type { Mutation } from "./mutations.ts";
+
+const RESTART = "test/e2e/postgres_restart_work_test.ts";
+const SETUP = "test/e2e/cluster_setup_test.ts";
+const BLOBS = "test/blobs/postgres_blob_store_test.ts";
+
+export const MUTATIONS_REPLICA: Mutation[] = [
+  {
+    name:
+      "processing worker: work ended by a lost database rethrown in the background (an unhandled rejection)",
+    file: "src/workers/processing_worker.ts",
+    from: 'console.error(pausedOrFailed("Processing", doc.document_id, error));',
+    to: "if (error) throw error;",
+    tests: [RESTART],
+  },
+  {
+    name: "setup: the first administrator under a random id (two replicas' setups both succeed)",
+    file: "src/domain/people.ts",
+    from: "const personId = FIRST_PERSON_ID;",
+    to: "const personId = newId();",
+    tests: [SETUP],
+  },
+  {
+    name: "blobs: a one-chunk blob's chunk not written with its row",
+    file: "src/postgres_blob_store.ts",
+    from: "FROM blob WHERE ${count} = 1`;",
+    to: "FROM blob WHERE ${count} = 2`;",
+    tests: [BLOBS],
+  },
+  {
+    name: "blobs: the temporary row of a large blob left behind",
+    file: "src/postgres_blob_store.ts",
+    from: "await this.#sql`DELETE FROM sergo_blobs WHERE sha256 = ${temporary}`.catch(() => {});",
+    to: "await Promise.resolve();",
+    tests: [BLOBS],
+  },
+  {
+    name: "blobs: unfinished blobs removed however recent",
+    file: "src/postgres_blob_store.ts",
+    from: "const before = unfinishedName(Date.now() - olderThanMs);",
+    to: "const before = unfinishedName(Date.now());",
+    tests: [BLOBS],
+  },
+];

@@ -46,6 +46,7 @@ export interface DocumentRow {
   uploaded_at: string;
   uploaded_position: number;
   status: DocumentStatus;
+  /** Why it is not indexed; for a searchable document, why some pages were not transcribed (or null). */
   failure_reason: string | null;
   page_count: number | null;
   pages_estimated: boolean;
@@ -377,7 +378,8 @@ function applyProcessed(db: DatabaseSync, data: ProcessedData): void {
        pages_estimated = ?, pages_to_view = ?, image_only_pages = ? WHERE document_id = ?`,
   ).run(
     data.not_indexed_reason ? "not_indexed" : "searchable",
-    data.not_indexed_reason ?? null,
+    // A searchable document keeps the reason some of its pages were not transcribed.
+    data.not_indexed_reason ?? data.incomplete_reason ?? null,
     data.preset,
     data.page_count,
     data.pages_estimated ? 1 : 0,

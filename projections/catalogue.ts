@@ -714,6 +714,30 @@ export function claimableProcessing(
 }
 
 /**
+ * Documents whose processing is pending and free to claim (as
+ * {@link claimableProcessing}), at most `perPerson` of each person, in turns:
+ * everyone's oldest first, then everyone's second, … (so a worker takes turns
+ * between people instead of working down one person's backlog).
+ */
+export function claimableProcessingPerPerson(
+  db: DatabaseSync,
+  options: { now: Date; reclaimFor: string | null; perPerson: number },
+): DocumentRow[] {
+  const rows = statement(
+    db,
+    `SELECT * FROM (
+       SELECT d.*, ROW_NUMBER() OVER (PARTITION BY d.person_id ORDER BY d.uploaded_position) AS turn
+       FROM cat_documents d WHERE d.status = 'processing'
+         AND (d.processing_worker IS NULL OR d.processing_lease_until IS NULL OR d.processing_lease_until <= ?
+              OR d.processing_worker = ?)
+     ) WHERE turn <= ? ORDER BY turn, uploaded_position`,
+  ).all(options.now.toISOString(), options.reclaimFor, options.perPerson) as unknown as Array<
+    RawDocument & { turn: number }
+  >;
+  return rows.map(({ turn: _turn, ...raw }) => toDocument(raw));
+}
+
+/**
  * The oldest `perPerson` documents of each person whose PDF copy is pending
  * and whose processing has finished, each person's oldest first (so a worker
  * can take turns between people instead of working down one person's backlog).

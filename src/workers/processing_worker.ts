@@ -6,7 +6,12 @@
  *
  * @module
  */
-import { claimableProcessing, type DocumentRow, getDocument } from "../../projections/catalogue.ts";
+import {
+  claimableProcessing,
+  claimableProcessingPerPerson,
+  type DocumentRow,
+  getDocument,
+} from "../../projections/catalogue.ts";
 import { Lease, type LeaseKind } from "./_lease.ts";
 import type { SergoApp } from "../app.ts";
 import type { ProcessedPage } from "../../events/types.ts";
@@ -139,13 +144,14 @@ export class ProcessingWorker {
     const limit = this.#options.concurrency ?? navigator.hardwareConcurrency;
     // One slot past the limit is kept for a person with nothing being read.
     if (this.#inFlight.size >= limit + 1) return;
-    const candidates = claimableProcessing(this.#app.db, {
-      now: this.#app.now(),
-      // A `serve` worker takes over its own leases after a restart (a replica's id is kept in its data directory).
-      reclaimFor: this.#options.workerId.startsWith("serve") ? this.#options.workerId : null,
-      // Enough to fill the free slots past what is in flight (and what `only` leaves out).
-      limit: this.#inFlight.size + limit + 1 + (this.#options.only ? 1_000_000 : 0),
-    });
+    const now = this.#app.now();
+    // A `serve` worker takes over its own leases after a restart (a replica's id is kept in its data directory).
+    const reclaimFor = this.#options.workerId.startsWith("serve") ? this.#options.workerId : null;
+    // Everyone's next documents in turns (a person has at most `limit` in flight, so each has one more to
+    // take); a CLI upload's worker looks only for its own.
+    const candidates = this.#options.only
+      ? claimableProcessing(this.#app.db, { now, reclaimFor, limit: this.#inFlight.size + limit + 1_000_000 })
+      : claimableProcessingPerPerson(this.#app.db, { now, reclaimFor, perPerson: limit + 1 });
     for (const doc of candidates) {
       if (this.#inFlight.size >= limit + 1) return;
       if (this.#inFlight.has(doc.document_id)) continue;

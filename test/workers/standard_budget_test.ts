@@ -215,3 +215,33 @@ Deno.test("Standard is fair and stops on deletion: another person's scan is read
     await world.close();
   }
 });
+
+Deno.test("processing takes turns between people: one person's backlog of uploads does not keep another's upload waiting", async () => {
+  await using dir = await tempDir();
+  const app = await openApp(dir.path);
+  const pool = createExtractionPool({ concurrency: 1 });
+  const worker = new ProcessingWorker(app, pool, { workerId: "t", concurrency: 1 });
+  try {
+    const ava = await person(app, "Ava Bennett");
+    const ben = await person(app, "Ben Okafor");
+    const upload = async (personId: string, name: string) => {
+      const temp = await app.blobs.tempPath();
+      await Deno.writeTextFile(temp, `${name}: notes on the harbour survey.\n`);
+      return (await uploadFile(app, { personId, folderId: null, name, tempPath: temp }, "t")).document_id;
+    };
+    const avas = [];
+    for (let i = 1; i <= 8; i++) avas.push(await upload(ava, `ava-${i}.txt`));
+    const bens = await upload(ben, "ben-1.txt");
+    worker.kick();
+    await worker.drain();
+    const started = app.store.readFrom(0, 100_000).filter((e) => e.type === "ProcessingStarted")
+      .map((e) => (e.data as { document_id: string }).document_id);
+    assert.equal(started.length, 9);
+    // Ben's one upload is read beside Ava's first, not after her eight.
+    assert.ok(started.indexOf(bens) < started.indexOf(avas[1]!), started.join());
+  } finally {
+    await worker.stop();
+    await pool.close();
+    await app.close();
+  }
+});

@@ -57,6 +57,27 @@ export interface StandardBudget {
 /** The budget when none is set: 500 pages, 30 minutes. */
 export const DEFAULT_STANDARD_BUDGET: StandardBudget = { maxPages: 500, maxMs: 30 * 60_000 };
 
+/**
+ * The most characters of one page's transcription that are recorded: a dense
+ * page of small print is about 10,000. A longer answer (a model that runs on)
+ * is cut there, with {@link cutMarker} at the end, so a page's event stays small.
+ */
+export const MAX_PAGE_TEXT_CHARS = 32_768;
+
+/** The line that ends a transcription cut at {@link MAX_PAGE_TEXT_CHARS}. */
+export function cutMarker(length: number): string {
+  return `[Sergo: this page's transcription was cut at ${MAX_PAGE_TEXT_CHARS.toLocaleString("en-US")} of ${
+    length.toLocaleString("en-US")
+  } characters]`;
+}
+
+/** A page's transcribed text within {@link MAX_PAGE_TEXT_CHARS}, cut with the marker past it. */
+export function boundedPageText(text: string): string {
+  if (text.length <= MAX_PAGE_TEXT_CHARS) return text;
+  const marker = `\n${cutMarker(text.length)}`;
+  return text.slice(0, MAX_PAGE_TEXT_CHARS - marker.length) + marker;
+}
+
 /** What the Standard pass needs. */
 export interface StandardDeps {
   transcriber: Transcriber;
@@ -242,11 +263,12 @@ async function transcribeOne(
       signal,
     );
     if (read.script) scripts.set(read.script, (scripts.get(read.script) ?? 0) + 1);
-    const chars = read.text.replace(/\s+/g, "").length;
+    const text = boundedPageText(read.text);
+    const chars = text.replace(/\s+/g, "").length;
     outcome = {
       page,
       verdict,
-      text: read.text,
+      text,
       marked: read.figure || chars < PDF_LITTLE_TEXT_CHARS,
       transcription: {
         ...base,

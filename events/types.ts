@@ -142,6 +142,11 @@ const schemas = {
      * document is not_indexed with this reason, which says what would read it.
      */
     not_indexed_reason: z.string().min(1).max(1000).optional(),
+    /**
+     * Searchable, but Standard's budget (pages or time per document) left some
+     * pages untranscribed: the sentence the person sees, naming those pages.
+     */
+    incomplete_reason: z.string().min(1).max(1000).optional(),
   }),
   /** Standard preset: how many of the pages to transcribe are done, while it works. */
   TranscriptionProgressed: z.object({

@@ -46,6 +46,7 @@ export interface DocumentRow {
   uploaded_at: string;
   uploaded_position: number;
   status: DocumentStatus;
+  /** Why it is not indexed; for a searchable document, why some pages were not transcribed (or null). */
   failure_reason: string | null;
   page_count: number | null;
   pages_estimated: boolean;
@@ -381,7 +382,8 @@ function applyProcessed(db: DatabaseSync, data: ProcessedData): void {
        pages_estimated = ?, pages_to_view = ?, image_only_pages = ? WHERE document_id = ?`,
   ).run(
     data.not_indexed_reason ? "not_indexed" : "searchable",
-    data.not_indexed_reason ?? null,
+    // A searchable document keeps the reason some of its pages were not transcribed.
+    data.not_indexed_reason ?? data.incomplete_reason ?? null,
     data.preset,
     data.page_count,
     data.pages_estimated ? 1 : 0,
@@ -718,6 +720,30 @@ export function claimableProcessing(
      ORDER BY uploaded_position LIMIT ?`,
   ).all(options.now.toISOString(), options.reclaimFor, options.limit) as unknown as RawDocument[];
   return rows.map(toDocument);
+}
+
+/**
+ * Documents whose processing is pending and free to claim (as
+ * {@link claimableProcessing}), at most `perPerson` of each person, in turns:
+ * everyone's oldest first, then everyone's second, … (so a worker takes turns
+ * between people instead of working down one person's backlog).
+ */
+export function claimableProcessingPerPerson(
+  db: DatabaseSync,
+  options: { now: Date; reclaimFor: string | null; perPerson: number },
+): DocumentRow[] {
+  const rows = statement(
+    db,
+    `SELECT * FROM (
+       SELECT d.*, ROW_NUMBER() OVER (PARTITION BY d.person_id ORDER BY d.uploaded_position) AS turn
+       FROM cat_documents d WHERE d.status = 'processing'
+         AND (d.processing_worker IS NULL OR d.processing_lease_until IS NULL OR d.processing_lease_until <= ?
+              OR d.processing_worker = ?)
+     ) WHERE turn <= ? ORDER BY turn, uploaded_position`,
+  ).all(options.now.toISOString(), options.reclaimFor, options.perPerson) as unknown as Array<
+    RawDocument & { turn: number }
+  >;
+  return rows.map(({ turn: _turn, ...raw }) => toDocument(raw));
 }
 
 /**

@@ -67,6 +67,10 @@ export interface TranscribeConfig {
   visionApiKey: string;
   /** Retries of a failed vision request. */
   retries: number;
+  /** Pages of one document Standard transcribes at most (`SERGO_STANDARD_MAX_PAGES`, default 500). */
+  maxPages: number;
+  /** Time Standard spends on one document at most, in ms (`SERGO_STANDARD_MAX_SECONDS`, default 1,800 s). */
+  maxDocumentMs: number;
 }
 
 /** Where semantic search gets its vectors: an OpenAI-compatible endpoint or a local ONNX directory. */
@@ -338,5 +342,9 @@ function loadTranscribeConfig(env: (name: string) => string | undefined): Transc
     visionModel,
     visionApiKey: env("SERGO_VISION_API_KEY") ?? "",
     retries: integer("SERGO_VISION_RETRIES", env("SERGO_VISION_RETRIES") ?? "3", 0, 10),
+    maxPages: integer("SERGO_STANDARD_MAX_PAGES", env("SERGO_STANDARD_MAX_PAGES") ?? "500", 1, 100_000),
+    maxDocumentMs:
+      integer("SERGO_STANDARD_MAX_SECONDS", env("SERGO_STANDARD_MAX_SECONDS") ?? "1800", 1, 7 * 86_400) *
+      1000,
   };
 }

@@ -1,7 +1,8 @@
 /**
  * `sergo serve`: opens the data directory, keeps the projections up to date
  * with the log, runs the background workers and serves HTTP (or HTTPS).
- * SIGINT/SIGTERM finish in-flight requests and work, then close the
+ * SIGINT/SIGTERM finish in-flight requests and work (transcriptions are
+ * stopped, their leases given back, to be read again at the next start), then close the
  * databases cleanly.
  *
  * @module
@@ -224,6 +225,8 @@ async function startLocked(
   const stop = () =>
     stopping ??= (async () => {
       clearInterval(leaseCheck);
+      // Transcriptions stop at once (a long scan would hold the shutdown for hours), while requests finish.
+      const workerStopped = worker.stop();
       sse.close(); // open streams would hold the shutdown forever
       // Every request has deadlines of its own; this one is for what they missed.
       let timer: ReturnType<typeof setTimeout> | undefined;
@@ -237,7 +240,7 @@ async function startLocked(
           `Stopping without ${open} request(s) still open after ${STOP_REQUESTS_MS / 1000} s.`,
         );
       }
-      await worker.stop();
+      await workerStopped;
       await embeddings?.stop();
       await services.close();
       await pool.close();
@@ -302,7 +305,7 @@ export async function serveUntilSignalled(config: Config): Promise<number> {
   Deno.addSignalListener("SIGINT", onSignal);
   Deno.addSignalListener("SIGTERM", onSignal);
   await promise;
-  console.log("Stopping: finishing in-flight requests and work…");
+  console.log("Stopping: finishing in-flight requests; transcriptions stop and resume at the next start…");
   await running.stop();
   console.log("Stopped cleanly.");
   return 0;

@@ -92,7 +92,7 @@ export interface RenderedGray {
  * compression to pay for, and Tesseract binarizes grey itself.
  */
 export async function renderPageGray(pdfBytes: Uint8Array, page: number, dpi: number): Promise<RenderedGray> {
-  refuseHugeImages(pdfBytes, page);
+  await refuseHugeImages(pdfBytes, page);
   const doc = await openForPage(pdfBytes, page);
   try {
     const pdfPage = await doc.getPage(page);
@@ -138,8 +138,8 @@ export async function renderPageGray(pdfBytes: Uint8Array, page: number, dpi: nu
   }
 }
 
-function refuseHugeImages(pdfBytes: Uint8Array, page: number): void {
-  const image = largestDeclaredImage(pdfBytes);
+async function refuseHugeImages(pdfBytes: Uint8Array, page: number): Promise<void> {
+  const image = await largestDeclaredImage(pdfBytes);
   if (image && image.width * image.height > MAX_DECLARED_IMAGE_PIXELS) {
     throw new PageRenderError(
       `Cannot draw page ${page}: the PDF declares an image of ${image.width} x ${image.height} pixels, ` +
@@ -150,7 +150,7 @@ function refuseHugeImages(pdfBytes: Uint8Array, page: number): void {
 
 /** Draws page `page` (from 1) of a PDF as a PNG. */
 export async function renderPagePng(pdfBytes: Uint8Array, page: number): Promise<RenderedPng> {
-  refuseHugeImages(pdfBytes, page);
+  await refuseHugeImages(pdfBytes, page);
   const doc = await openForPage(pdfBytes, page);
   try {
     const pdfPage = await doc.getPage(page);

@@ -204,6 +204,23 @@ export class Lease {
     );
   }
 
+  /**
+   * Gives the work back unfinished (the server is stopping): the claim is
+   * renewed to end now, so another worker may take it at once, and renewal
+   * stops. Nothing else is recorded; when the store cannot be reached, the
+   * lease is left to run out instead.
+   */
+  async handBack(): Promise<void> {
+    await this.release(); // no renewal after the hand-back
+    if (!this.#lost) {
+      const now = this.#app.now().toISOString();
+      await this.append(() => [this.#kind.renew(this.#documentId, this.#worker, now)]).catch((error) => {
+        console.error(`Cannot give back the ${this.#kind.what} lease of ${this.#documentId}:`, error);
+      });
+    }
+    await this.release();
+  }
+
   /** Stops renewing (the work is over, recorded or not); waits for an append in flight. */
   release(): Promise<void> {
     if (this.#timer !== null) clearInterval(this.#timer);

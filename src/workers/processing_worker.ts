@@ -13,21 +13,29 @@
  *
  * @module
  */
-import { claimableProcessing, type DocumentRow, getDocument } from "../../projections/catalogue.ts";
+import {
+  claimableProcessing,
+  claimableProcessingPerPerson,
+  type DocumentRow,
+  getDocument,
+} from "../../projections/catalogue.ts";
 import { Lease, type LeaseKind } from "./_lease.ts";
 import type { SergoApp } from "../app.ts";
 import type { ProcessedPage } from "../../events/types.ts";
 import type { ExtractResult } from "../processing/extract_result.ts";
 import {
+  budgetNotice,
+  DEFAULT_STANDARD_BUDGET,
   hasNoText,
   mergeTranscriptions,
   NO_TEXT_LAYER_NO_TRANSCRIBER_REASON,
   NO_TEXT_LAYER_REASON,
   pagesToTranscribe,
+  type StandardBudget,
   type StandardPage,
   transcribePages,
 } from "../processing/standard.ts";
-import type { Transcriber } from "../processing/transcribers/transcriber.ts";
+import { type Transcriber, TranscriptionStopped } from "../processing/transcribers/transcriber.ts";
 import type { RenderPool } from "../render/render_pool.ts";
 import { checkCopy, convertToPdf } from "../pdf_copy/libreoffice.ts";
 import { placeOnCopyPages } from "../pdf_copy/page_placing.ts";
@@ -49,6 +57,8 @@ export interface Extractor {
 export interface StandardReading {
   transcriber: Transcriber | null;
   renderPool: RenderPool;
+  /** How much of one document is transcribed (default: `DEFAULT_STANDARD_BUDGET`). */
+  budget?: StandardBudget;
 }
 
 /** Options of the processing worker. */
@@ -65,7 +75,13 @@ export interface ProcessingWorkerOptions {
   standard?: StandardReading;
 }
 
-type Reading = Awaited<ReturnType<Extractor["extract"]>> & { not_indexed_reason?: string };
+type Reading = Awaited<ReturnType<Extractor["extract"]>> & {
+  not_indexed_reason?: string;
+  incomplete_reason?: string;
+};
+
+/** Why a transcription stops when the server stops (the lease is given back, nothing is recorded). */
+const STOPPING = "The server is stopping";
 
 /** A default lease (`SERGO_WORK_LEASE_S`): renewed every 20 s, so a worker that died is replaced within a minute. */
 export const DEFAULT_LEASE_MS = 60_000;
@@ -79,12 +95,29 @@ const PROCESSING_ENDS: LeaseKind["ends"] = new Set([
   "DocumentDeleted",
 ]);
 
-/** Reads pending documents and records what came of each. */
+/**
+ * Reads pending documents and records what came of each.
+ *
+ * Fairness: documents are taken in turns by owner (each person's oldest
+ * first, then everyone's second, …), and besides the `concurrency` slots one
+ * more is kept for a person who has nothing being read, so one person's
+ * queue never holds every slot while another person waits.
+ *
+ * Stopping: a document deleted, asked for again or taken over by another
+ * worker stops its transcription at once (the running Tesseract is killed);
+ * {@linkcode stop} stops every transcription and gives its lease back, so the
+ * next run reads it again; nothing is recorded for a stopped one.
+ */
 export class ProcessingWorker {
   readonly #app: SergoApp;
   readonly #extractor: Extractor;
   readonly #options: ProcessingWorkerOptions;
   readonly #inFlight = new Map<string, Promise<void>>();
+  /** The owner of each document in flight. */
+  readonly #owners = new Map<string, string>();
+  /** What stops each document's reading. */
+  readonly #stops = new Map<string, AbortController>();
+  readonly #unwatch: () => void;
   #stopped = false;
 
   /** Creates the worker; call {@linkcode kick} to look for work. */
@@ -92,6 +125,20 @@ export class ProcessingWorker {
     this.#app = app;
     this.#extractor = extractor;
     this.#options = options;
+    this.#unwatch = app.onApplied((events) => {
+      for (const event of events) {
+        if (this.#stops.size === 0) return;
+        let why: string | null = null;
+        if (event.type === "DocumentDeleted") why = "The document was deleted";
+        else if (event.type === "ProcessingRequested") why = "The document was asked to be processed again";
+        else if (event.type === "ProcessingStarted" && event.data.worker !== options.workerId) {
+          why = `Another worker (${event.data.worker ?? "unknown"}) took the document over`;
+        }
+        if (why && "document_id" in event.data) {
+          this.#stops.get(event.data.document_id)?.abort(new TranscriptionStopped(why));
+        }
+      }
+    });
   }
 
   /** How many documents are being read now. */
@@ -103,27 +150,33 @@ export class ProcessingWorker {
   kick(): void {
     if (this.#stopped) return;
     const limit = this.#options.concurrency ?? navigator.hardwareConcurrency;
-    if (this.#inFlight.size >= limit) return;
-    const candidates = claimableProcessing(this.#app.db, {
-      now: this.#app.now(),
-      // A `serve` worker takes over its own leases after a restart (a replica's id is kept in its data directory).
-      reclaimFor: this.#options.workerId.startsWith("serve") ? this.#options.workerId : null,
-      // Enough to fill the free slots past what is in flight (and what `only` leaves out).
-      limit: this.#inFlight.size + limit + (this.#options.only ? 1_000_000 : 0),
-    });
+    // One slot past the limit is kept for a person with nothing being read.
+    if (this.#inFlight.size >= limit + 1) return;
+    const now = this.#app.now();
+    // A `serve` worker takes over its own leases after a restart (a replica's id is kept in its data directory).
+    const reclaimFor = this.#options.workerId.startsWith("serve") ? this.#options.workerId : null;
+    // Everyone's next documents in turns (a person has at most `limit` in flight, so each has one more to
+    // take); a CLI upload's worker looks only for its own.
+    const candidates = this.#options.only
+      ? claimableProcessing(this.#app.db, { now, reclaimFor, limit: this.#inFlight.size + limit + 1_000_000 })
+      : claimableProcessingPerPerson(this.#app.db, { now, reclaimFor, perPerson: limit + 1 });
     for (const doc of candidates) {
-      if (this.#inFlight.size >= limit) return;
+      if (this.#inFlight.size >= limit + 1) return;
       if (this.#inFlight.has(doc.document_id)) continue;
       if (this.#options.only && !this.#options.only.has(doc.document_id)) continue;
+      const owned = [...this.#owners.values()].filter((owner) => owner === doc.person_id).length;
+      if (this.#inFlight.size >= limit && owned > 0) continue;
       const job = this.#process(doc).then(() => true, (error) => {
         console.error(pausedOrFailed("Processing", doc.document_id, error));
         return false;
       }).then((done) => {
         this.#inFlight.delete(doc.document_id);
+        this.#owners.delete(doc.document_id);
         // Work given up waits for the next look (an event, or the lease check), not a tight loop.
         if (done) this.kick();
       });
       this.#inFlight.set(doc.document_id, job);
+      this.#owners.set(doc.document_id, doc.person_id);
     }
   }
 
@@ -154,14 +207,22 @@ export class ProcessingWorker {
       worker: this.#options.workerId,
     }, this.#options.leaseMs ?? DEFAULT_LEASE_MS);
     if (!lease) return;
+    const stop = new AbortController();
+    this.#stops.set(doc.document_id, stop);
+    if (this.#stopped) stop.abort(new TranscriptionStopped(STOPPING));
     try {
-      await this.#work(doc, lease);
+      await this.#work(doc, lease, stop);
+    } catch (error) {
+      if (!(error instanceof TranscriptionStopped)) throw error;
+      // Stopped: nothing is recorded. A stopping server gives the lease back for the next run.
+      if (error.message === STOPPING) await lease.handBack();
     } finally {
+      this.#stops.delete(doc.document_id);
       await lease.release();
     }
   }
 
-  async #work(doc: DocumentRow, lease: Lease): Promise<void> {
+  async #work(doc: DocumentRow, lease: Lease, stop: AbortController): Promise<void> {
     const app = this.#app;
     let outcome:
       | { ok: true; result: Reading }
@@ -169,7 +230,7 @@ export class ProcessingWorker {
     try {
       const bytes = await app.blobs.read(doc.sha256);
       let result: Reading = await this.#extractor.extract(bytes, doc.name);
-      if (doc.preset === "standard") result = await this.#standard(doc, bytes, result, lease);
+      if (doc.preset === "standard") result = await this.#standard(doc, bytes, result, lease, stop);
       else if (result.pages.length > 0 && result.pages.every((p) => p.image_only)) {
         result = {
           ...result,
@@ -182,6 +243,7 @@ export class ProcessingWorker {
     } catch (error) {
       // The database went away (the file could not be read from it, a copy not stored): not the file's fault.
       if (databaseUnreachable(error)) throw error;
+      if (error instanceof TranscriptionStopped) throw error;
       outcome = { ok: false, reason: reasonOf(error) };
     }
     // The result goes at the version the lease knows: a document deleted, re-requested or taken over by
@@ -200,6 +262,9 @@ export class ProcessingWorker {
             ...(outcome.result.not_indexed_reason
               ? { not_indexed_reason: outcome.result.not_indexed_reason }
               : {}),
+            ...(outcome.result.incomplete_reason
+              ? { incomplete_reason: outcome.result.incomplete_reason }
+              : {}),
           },
           metadata: meta,
         }];
@@ -217,7 +282,13 @@ export class ProcessingWorker {
    * file's PDF copy, made now if there is none yet) is judged page by page, and
    * pages with a missing, tiny or garbage text layer are transcribed.
    */
-  async #standard(doc: DocumentRow, bytes: Uint8Array, basic: Reading, lease: Lease): Promise<Reading> {
+  async #standard(
+    doc: DocumentRow,
+    bytes: Uint8Array,
+    basic: Reading,
+    lease: Lease,
+    stop: AbortController,
+  ): Promise<Reading> {
     const app = this.#app;
     const transcriber = this.#options.standard?.transcriber;
     if (!transcriber || !this.#options.standard) {
@@ -225,7 +296,13 @@ export class ProcessingWorker {
         "The Standard preset needs a transcriber, and none is installed here: install tesseract-ocr or set SERGO_TRANSCRIBER",
       );
     }
-    const deps = { transcriber, renderPool: this.#options.standard.renderPool };
+    const budget = this.#options.standard.budget;
+    const deps = {
+      transcriber,
+      renderPool: this.#options.standard.renderPool,
+      signal: stop.signal,
+      ...(budget ? { budget } : {}),
+    };
     let pdf = bytes;
     let reading: Reading = basic;
     if (doc.type === "pptx" || doc.type === "docx") {
@@ -240,22 +317,30 @@ export class ProcessingWorker {
       ? { ...reading, pages: basic.pages }
       : reading;
     const wanted = pagesToTranscribe(judged as ExtractResult);
+    const total = Math.min(wanted.length, budget?.maxPages ?? wanted.length);
     let lastReport = 0;
-    const outcomes = await transcribePages(pdf, wanted, deps, async (_page, done) => {
+    const read = await transcribePages(pdf, wanted, deps, async (_page, done) => {
+      if (lease.lost) {
+        stop.abort(new TranscriptionStopped(`Another worker took this document over (${lease.lost})`));
+        return;
+      }
       // Progress for the console and the CLI, at most every second (and at the end).
-      if (done < wanted.length && Date.now() - lastReport < 1000) return;
+      if (done < total && Date.now() - lastReport < 1000) return;
       lastReport = Date.now();
-      if (lease.lost) return;
       await lease.append(() => [{
         type: "TranscriptionProgressed",
-        data: { document_id: doc.document_id, pages_done: done, pages_total: wanted.length },
+        data: { document_id: doc.document_id, pages_done: done, pages_total: Math.max(1, total) },
         metadata: app.meta("system"),
       }]).catch((error) => {
         // Progress is for show: an outage skips it, and the result waits for the database (see record()).
         if (!databaseUnreachable(error)) throw error;
       });
     });
-    if (lease.lost) throw new Error(`Another worker took this document over (${lease.lost})`);
+    if (lease.lost) throw new TranscriptionStopped(`Another worker took this document over (${lease.lost})`);
+    const outcomes = read.outcomes;
+    const incomplete = read.stopped
+      ? { incomplete_reason: budgetNotice(read.stopped, budget ?? DEFAULT_STANDARD_BUDGET, read.skipped) }
+      : {};
     const failed = outcomes.filter((o) => o.text === null);
     let pages: ProcessedPage[];
     let pageCount = basic.page_count;
@@ -268,10 +353,15 @@ export class ProcessingWorker {
       pages = mergeTranscriptions(basic.pages, outcomes);
     }
     if (hasNoText({ pages })) {
+      if (read.stopped) {
+        // The budget ran out before any page gave text: not indexed, saying why (nothing failed).
+        const reason = budgetNotice(read.stopped, budget ?? DEFAULT_STANDARD_BUDGET, read.skipped, false);
+        return { ...basic, pages, not_indexed_reason: reason };
+      }
       if (failed.length > 0) throw new Error(`The scan could not be read: ${failed[0]!.transcription.error}`);
       return { ...basic, pages, not_indexed_reason: `No text: ${transcriber.engine} found none on any page` };
     }
-    return { page_count: pageCount, pages_estimated: estimated, pages };
+    return { page_count: pageCount, pages_estimated: estimated, pages, ...incomplete };
   }
 
   /** An Office file's PDF copy: the one made already, or one made now and recorded. */
@@ -298,10 +388,15 @@ export class ProcessingWorker {
     while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight.values()]);
   }
 
-  /** Stops taking new work and waits for what is in flight. */
+  /**
+   * Stops taking new work, stops the transcriptions running (their leases
+   * given back, nothing recorded) and waits for what is in flight.
+   */
   async stop(): Promise<void> {
     this.#stopped = true;
+    for (const stop of this.#stops.values()) stop.abort(new TranscriptionStopped(STOPPING));
     await this.drain();
+    this.#unwatch();
   }
 }
 

@@ -25,7 +25,16 @@ export function typeLabel(type: string): string {
 
 /** The status of a document: searchable, processing, or not indexed with its reason. */
 export function Status({ doc }: { doc: DocumentRow }): VNode {
-  if (doc.status === "searchable") return <span class="badge ok" data-status="searchable">Searchable</span>;
+  if (doc.status === "searchable") {
+    if (!doc.failure_reason) return <span class="badge ok" data-status="searchable">Searchable</span>;
+    // Standard's budget left pages untranscribed: the person is told which.
+    return (
+      <span class="status-block" data-status="searchable">
+        <span class="badge ok">Searchable</span>
+        <span class="reason">{doc.failure_reason}</span>
+      </span>
+    );
+  }
   if (doc.status === "processing") {
     const p = doc.progress;
     return (

@@ -18,6 +18,24 @@ function pagesWord(from: number, to: number): string {
   return from === to ? `Page ${from}` : `Pages ${from}-${to}`;
 }
 
+/**
+ * A line of page text that would read as a page heading: three or more dashes
+ * (ASCII or a dash look-alike), then `page`, at the start of a line.
+ */
+const LIKE_A_HEADING =
+  /^([ \t\u00a0]*)(?=[-\u2010-\u2015\u2212\ufe58\ufe63\uff0d]{3,}[ \t\u00a0]*page\b)/gimu;
+
+/**
+ * Page text as it goes under a heading: a line that would look like a heading
+ * (`--- page 3 ---`) gets a backslash in front (`\--- page 3 ---`), so a
+ * line that starts with `--- page` in a range's text is always Sergo's own
+ * heading, never the document's words (a scan or a model's transcription can
+ * say anything).
+ */
+export function escapeHeadingLookalikes(text: string): string {
+  return text.replace(LIKE_A_HEADING, "$1\\");
+}
+
 /** A page under its heading, with the marks the reference names. */
 export function pageWithHeading(page: PageRow): string {
   const mark = page.image_only
@@ -25,7 +43,9 @@ export function pageWithHeading(page: PageRow): string {
     : page.marked
     ? ` (${MESSAGES.headingMarked})`
     : "";
-  const text = page.text.trim() === "" ? (page.image_only ? "" : MESSAGES.nothingOnPage) : page.text;
+  const text = page.text.trim() === ""
+    ? (page.image_only ? "" : MESSAGES.nothingOnPage)
+    : escapeHeadingLookalikes(page.text);
   return text === "" ? `--- page ${page.page}${mark} ---` : `--- page ${page.page}${mark} ---\n${text}`;
 }
 

@@ -8,6 +8,7 @@
 import type { TranscribeConfig } from "../../config.ts";
 import { createTesseract, probeTesseract } from "./tesseract.ts";
 import type { Transcriber } from "./transcriber.ts";
+import type { StandardBudget } from "../standard.ts";
 import { createRenderPool, type RenderPool } from "../../render/render_pool.ts";
 import { createVisionTranscriber } from "./vision_http.ts";
 
@@ -71,7 +72,7 @@ export function registeredTranscriber(): string | null | undefined {
 
 /** The Standard preset's reading for a worker, and how to close it. */
 export interface OpenStandard {
-  reading: { transcriber: Transcriber | null; renderPool: RenderPool };
+  reading: { transcriber: Transcriber | null; renderPool: RenderPool; budget: StandardBudget };
   /** Why there is no transcriber, or null. */
   missing: string | null;
   close(): void;
@@ -91,7 +92,11 @@ export async function openStandard(config: TranscribeConfig): Promise<OpenStanda
     maxJobsPerWorker: 200,
   });
   return {
-    reading: { transcriber: choice.transcriber, renderPool },
+    reading: {
+      transcriber: choice.transcriber,
+      renderPool,
+      budget: { maxPages: config.maxPages, maxMs: config.maxDocumentMs },
+    },
     missing: choice.missing,
     close: () => renderPool.close(),
   };

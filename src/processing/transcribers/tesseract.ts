@@ -28,6 +28,7 @@
  */
 import { join } from "node:path";
 import {
+  abortReason,
   Limiter,
   type PageImage,
   TranscribeError,
@@ -295,7 +296,13 @@ export function createTesseract(install: TesseractInstall, options: TesseractOpt
   // Every document's pages share these slots: one core per page.
   const slots = new Limiter(concurrency);
 
-  const run = async (args: string[], cwd: string, deadline: number): Promise<string> => {
+  const run = async (
+    args: string[],
+    cwd: string,
+    deadline: number,
+    signal: AbortSignal | undefined,
+  ): Promise<string> => {
+    if (signal?.aborted) throw abortReason(signal);
     const left = deadline - Date.now();
     if (left <= 0) throw new TranscribeError(`Reading the page took longer than ${timeoutMs / 1000} s`);
     const limits = install.prlimit
@@ -319,16 +326,22 @@ export function createTesseract(install: TesseractInstall, options: TesseractOpt
       stderr: "piped",
     }).spawn();
     let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
+    const kill = () => {
       try {
         child.kill("SIGKILL");
       } catch {
         // Already gone.
       }
+    };
+    const timer = setTimeout(() => {
+      timedOut = true;
+      kill();
     }, left);
+    // A document deleted, or a server stopping, ends the run at once.
+    signal?.addEventListener("abort", kill, { once: true });
     try {
       const out = await child.output();
+      if (signal?.aborted) throw abortReason(signal);
       if (timedOut) throw new TranscribeError(`Reading the page took longer than ${timeoutMs / 1000} s`);
       const stderr = new TextDecoder().decode(out.stderr);
       if (!out.success) {
@@ -351,6 +364,7 @@ export function createTesseract(install: TesseractInstall, options: TesseractOpt
       return new TextDecoder().decode(out.stdout);
     } finally {
       clearTimeout(timer);
+      signal?.removeEventListener("abort", kill);
     }
   };
 
@@ -360,12 +374,12 @@ export function createTesseract(install: TesseractInstall, options: TesseractOpt
     label: `Tesseract ${install.version} (${languages.join(", ")})`,
     image: { format: "pgm", dpi },
     concurrency,
-    transcribe(image: PageImage, hint: TranscribeHint): Promise<Transcription> {
-      return slots.run(() => read(image, hint));
+    transcribe(image: PageImage, hint: TranscribeHint, signal?: AbortSignal): Promise<Transcription> {
+      return slots.run(() => read(image, hint, signal), signal);
     },
   };
 
-  async function read(image: PageImage, hint: TranscribeHint): Promise<Transcription> {
+  async function read(image: PageImage, hint: TranscribeHint, signal?: AbortSignal): Promise<Transcription> {
     if (image.format !== "pgm") throw new TranscribeError("Tesseract reads grey page images");
     const deadline = Date.now() + timeoutMs;
     const dir = await Deno.makeTempDir({ prefix: "sergo-tesseract-" });
@@ -375,8 +389,9 @@ export function createTesseract(install: TesseractInstall, options: TesseractOpt
       const density = String(Math.round(image.dpi));
       let osd: Osd | null = null;
       try {
-        osd = parseOsd(await run([input, "stdout", "--psm", "0", "--dpi", density], dir, deadline));
+        osd = parseOsd(await run([input, "stdout", "--psm", "0", "--dpi", density], dir, deadline, signal));
       } catch (error) {
+        if (signal?.aborted) throw abortReason(signal);
         // OSD gives up on pages with too little text ("Too few characters"); the page is still read.
         if (error instanceof TranscribeError && /longer than|memory|CPU/.test(error.message)) throw error;
       }
@@ -386,7 +401,12 @@ export function createTesseract(install: TesseractInstall, options: TesseractOpt
         const path = join(dir, `${name}.pgm`);
         await Deno.writeFile(path, pgm);
         const base = join(dir, name);
-        await run([path, base, "-l", langs, "--psm", "3", "--dpi", density, "txt", "hocr"], dir, deadline);
+        await run(
+          [path, base, "-l", langs, "--psm", "3", "--dpi", density, "txt", "hocr"],
+          dir,
+          deadline,
+          signal,
+        );
         const hocr = await Deno.readTextFile(`${base}.hocr`);
         const text = (await Deno.readTextFile(`${base}.txt`)).replace(/\f/g, "").replace(/[ \t]+\n/g, "\n")
           .replace(/\n{3,}/g, "\n\n").trim();

@@ -53,8 +53,29 @@ export interface Transcriber {
   readonly image: { format: "png" | "pgm"; dpi: number };
   /** Pages it reads at once (its concurrency cap). */
   readonly concurrency: number;
-  /** Reads one page; rejects with a {@link TranscribeError} saying why. */
-  transcribe(image: PageImage, hint: TranscribeHint): Promise<Transcription>;
+  /**
+   * Reads one page; rejects with a {@link TranscribeError} saying why. When
+   * `signal` aborts, the page's work stops at once (a Tesseract run is killed, a
+   * request is cancelled) and the promise rejects with the signal's reason.
+   */
+  transcribe(image: PageImage, hint: TranscribeHint, signal?: AbortSignal): Promise<Transcription>;
+}
+
+/**
+ * Why a document's transcription was stopped before its end: it was deleted or
+ * asked for again, another worker took it over, or the server is stopping.
+ * Nothing is recorded for it.
+ */
+export class TranscriptionStopped extends Error {
+  override name = "TranscriptionStopped";
+}
+
+/** The reason an aborted signal carries, as an error. */
+export function abortReason(signal: AbortSignal): Error {
+  const reason = signal.reason;
+  return reason instanceof Error
+    ? reason
+    : new TranscriptionStopped(String(reason ?? "The work was stopped"));
 }
 
 /** A page a transcriber could not read, with a one-sentence reason. */
@@ -89,10 +110,26 @@ export class Limiter {
     this.#limit = Math.max(1, Math.floor(limit));
   }
 
-  /** Runs `task` when a slot is free. */
-  async run<T>(task: () => Promise<T>): Promise<T> {
+  /**
+   * Runs `task` when a slot is free. When `signal` aborts while it waits, it
+   * leaves the queue and rejects with the signal's reason.
+   */
+  async run<T>(task: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    if (signal?.aborted) throw abortReason(signal);
     if (this.#running >= this.#limit) {
-      await new Promise<void>((resolve) => this.#waiting.push(resolve));
+      await new Promise<void>((resolve, reject) => {
+        const turn = () => {
+          signal?.removeEventListener("abort", leave);
+          resolve();
+        };
+        const leave = () => {
+          const at = this.#waiting.indexOf(turn);
+          if (at >= 0) this.#waiting.splice(at, 1);
+          reject(abortReason(signal!));
+        };
+        signal?.addEventListener("abort", leave, { once: true });
+        this.#waiting.push(turn);
+      });
     } else {
       this.#running++;
     }

@@ -24,6 +24,7 @@ import { openProjector } from "../projections/projector.ts";
 import { createSearchIndexProjection, searchPassages } from "../projections/search_index.ts";
 import { type AnalysisOptions, DEFAULT_ANALYSIS } from "../src/search/analysis.ts";
 import { DEFAULT_RANKING, type RankingOptions } from "../src/search/lexical.ts";
+import type { Dictionaries } from "../src/search/dictionaries.ts";
 import type { CorpusFile } from "./_corpus_text.ts";
 import { loadDebianDocs } from "./_debian_docs.ts";
 
@@ -155,7 +156,11 @@ export interface QualityIndexes {
 }
 
 /** Builds both indexes over the corpus pages, Sergo's with `analysis`. */
-export function buildQualityIndexes(corpus: CorpusFile[], analysis = DEFAULT_ANALYSIS): QualityIndexes {
+export function buildQualityIndexes(
+  corpus: CorpusFile[],
+  analysis = DEFAULT_ANALYSIS,
+  dictionaries: Dictionaries | null = null,
+): QualityIndexes {
   const projector = openProjector(":memory:", [createSearchIndexProjection(analysis)]);
   const plain = new DatabaseSync(":memory:");
   plain.exec("CREATE VIRTUAL TABLE plain USING fts5 (text, tokenize = 'porter unicode61')");
@@ -215,6 +220,7 @@ export function buildQualityIndexes(corpus: CorpusFile[], analysis = DEFAULT_ANA
       depth: DEPTH,
       analysis,
       ranking,
+      dictionaries,
     }).map((hit) => `${fileOf.get(hit.document_id)}#${hit.page}`);
   return {
     sergo: ranked(DEFAULT_RANKING),

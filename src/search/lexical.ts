@@ -35,8 +35,10 @@ import {
   termExpression,
   TermMatcher,
 } from "./analysis.ts";
+import { type Dictionaries, installedDictionaries } from "./dictionaries.ts";
 import { passageFields } from "./fields.ts";
 import { isEmptyScope, scopeTokens, type SearchScope } from "./scope.ts";
+import { translateTerms } from "./translation.ts";
 
 /** Which parts of the ranking run (all by default; the search benchmark turns them off one at a time). */
 export interface RankingOptions {
@@ -72,6 +74,8 @@ export interface LexicalOptions extends SearchScope {
   depth: number;
   analysis?: AnalysisOptions;
   ranking?: RankingOptions;
+  /** Dictionaries an English question's words are translated through (default: the installed ones; null: none). */
+  dictionaries?: Dictionaries | null;
 }
 
 /** One passage found, with its score (higher is better). */
@@ -123,7 +127,8 @@ export function lexicalSearch(db: DatabaseSync, options: LexicalOptions): Ranked
   const depth = Math.max(0, Math.floor(options.depth));
   const analysis = options.analysis ?? DEFAULT_ANALYSIS;
   const ranking = options.ranking ?? DEFAULT_RANKING;
-  const queried = queryTerms(options.query, analysis);
+  const dictionaries = options.dictionaries === undefined ? installedDictionaries() : options.dictionaries;
+  const queried = translateTerms(queryTerms(options.query, analysis), options.query, dictionaries, analysis);
   if (queried.length === 0 || depth === 0 || isEmptyScope(options)) return [];
   const stats = scopeStats(db, options);
   if (stats.passages === 0) return [];

@@ -275,6 +275,7 @@ const TARGETS = {
   slides: { name: "kind slides", test: (q) => q.kinds.includes("slides") },
   long: { name: "kind long", test: (q) => q.kinds.includes("long") },
   multiword: { name: "kind question (full sentences)", test: (q) => q.kinds.includes("question") },
+  paraphrase: { name: "kind paraphrase", test: (q) => q.kinds.includes("paraphrase") },
 } satisfies Record<string, Target>;
 
 /** Each part in turn turned off (or on, for one that is off), with the questions it is for. */
@@ -318,6 +319,11 @@ export const ABLATIONS: readonly Ablation[] = [
   { name: "without term frequency", ranking: { termFrequency: false }, target: TARGETS.long },
   { name: "without proximity", ranking: { proximity: false }, target: TARGETS.multiword },
   { name: "without coverage", ranking: { coverage: false }, target: TARGETS.multiword },
+  {
+    name: "with page evidence (a page's other passages add a quarter of their scores to its best)",
+    ranking: { pageEvidence: 0.25 },
+    target: TARGETS.paraphrase,
+  },
   { name: "re-scoring the best 100 (not 50)", ranking: { rerank: 100 } },
   { name: "re-scoring the best 200 (not 50)", ranking: { rerank: 200 } },
   { name: "without re-scoring (first stage only)", ranking: { rescore: false } },

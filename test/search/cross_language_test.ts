@@ -10,7 +10,7 @@ import { unzipSync } from "fflate";
 import type { EventData, EventType, ProcessedPage, RecordedEvent } from "../../events/types.ts";
 import { openProjector, type Projector } from "../../projections/projector.ts";
 import { searchIndexProjection, type SearchOptions, searchPassages } from "../../projections/search_index.ts";
-import { analyze, queryTerms } from "../../src/search/analysis.ts";
+import { analyze, indexTermsOf, queryTerms, TermMatcher } from "../../src/search/analysis.ts";
 import { Dictionaries, loadDictionaries } from "../../src/search/dictionaries.ts";
 import { CORPUS_DIR } from "../helpers/corpus.ts";
 import { needs } from "../helpers/dependencies.ts";
@@ -243,4 +243,15 @@ Deno.test("a word with many translations weighs as one word: it does not outrank
   const found = given.pages("quokka file", { dictionaries });
   assert.equal(found[0], "notes#1", `the page with the rare word comes first: ${found}`);
   assert.ok(found.includes("notes#2"), "the translations find their page too");
+});
+
+Deno.test("a Chinese or Japanese translation counts where its characters follow each other, not elsewhere", () => {
+  // 文件夹 (folder) as a translation: the phrase of its two-character tokens 文件 件夹.
+  const phrase = indexTermsOf("文件夹");
+  assert.deepEqual(phrase, ["文件 件夹"]);
+  const matcher = new TermMatcher([{ word: "folder", terms: ["folder", ...phrase], prefix: false }]);
+  // 打开 开文 文件 件夹 夹和 和文 文件: the phrase starts at the third token only (the last 文件 is alone).
+  assert.deepEqual(matcher.positions("打开文件夹和文件", "en"), [[2]]);
+  assert.deepEqual(matcher.positions("打开文件和文件", "en"), [[]]);
+  assert.deepEqual(matcher.positions("the folder and the 文件夹", "en"), [[1, 4]]);
 });

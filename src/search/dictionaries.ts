@@ -14,6 +14,7 @@
  * @module
  */
 import { stemmer as english } from "@orama/stemmers/english";
+import { analyze, type LatinLanguage } from "./analysis.ts";
 import { foldCharacters, UNSPACED_RUN } from "./folding.ts";
 
 /** Where Debian's dictd packages put their files. */
@@ -66,15 +67,33 @@ const DICTD_DIGITS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012345
 /** The dictionaries found, English words to their translations in every target language. */
 export class Dictionaries {
   readonly #translations = new Map<string, string[]>();
+  /** The other way: `language:term` (the foreign word as the index holds it) to English stems. */
+  readonly #back = new Map<string, string[]>();
   readonly #pairs: DictionaryPair[] = [];
 
   /** Dictionaries from already parsed entries (tests, and the loaders below). */
   add(pair: DictionaryPair, entries: Map<string, string[]>): void {
+    const language = pair.pair.split("→")[1] ?? "";
     for (const [stem, words] of entries) {
       const known = this.#translations.get(stem);
       this.#translations.set(stem, known ? [...new Set([...known, ...words])] : words);
+      for (const word of words) {
+        const key = backKey(language, word);
+        if (key === null) continue;
+        const english = this.#back.get(key) ?? [];
+        if (english.length < MAX_TRANSLATIONS && !english.includes(stem)) english.push(stem);
+        this.#back.set(key, english);
+      }
     }
     this.#pairs.push({ ...pair, words: entries.size });
+  }
+
+  /**
+   * The English stems a word of `language` translates to (the word as the index holds it: its stem in
+   * that language; a Chinese or Japanese word as written).
+   */
+  translateBack(language: string, term: string): readonly string[] {
+    return this.#back.get(`${language}:${term}`) ?? [];
   }
 
   /** The language pairs that are on. */
@@ -91,6 +110,17 @@ export class Dictionaries {
   translate(word: string): readonly string[] {
     return this.#translations.get(english(word)) ?? [];
   }
+}
+
+const STEMMED_LATIN = new Set<string>(["de", "fr", "es", "pt", "id"]);
+
+/** A foreign word's key for {@linkcode Dictionaries.translateBack}: its language and index term. */
+function backKey(language: string, word: string): string | null {
+  if (language === "ja" || language === "zh") return `${language}:${word}`;
+  const term = STEMMED_LATIN.has(language)
+    ? analyze(word, undefined, language as LatinLanguage)[0]
+    : analyze(word)[0];
+  return term === undefined ? null : `${language}:${term}`;
 }
 
 /** Options of {@linkcode loadDictionaries}. */

@@ -16,6 +16,7 @@
 import { stemmer as english } from "@orama/stemmers/english";
 import { analyze, type LatinLanguage } from "./analysis.ts";
 import { foldCharacters, UNSPACED_RUN } from "./folding.ts";
+import { TRANSLATE_BACK } from "./translation.ts";
 
 /** Where Debian's dictd packages put their files. */
 export const DEFAULT_DICTIONARY_DIR = "/usr/share/dictd";
@@ -77,7 +78,8 @@ export class Dictionaries {
     for (const [stem, words] of entries) {
       const known = this.#translations.get(stem);
       this.#translations.set(stem, known ? [...new Set([...known, ...words])] : words);
-      for (const word of words) {
+      // Read the other way only while that direction is on (it costs the load a stemming of every word).
+      for (const word of TRANSLATE_BACK ? words : []) {
         const key = backKey(language, word);
         if (key === null) continue;
         const english = this.#back.get(key) ?? [];

@@ -43,9 +43,10 @@ export function translateTerms(
 ): QueryTerm[] {
   if (!dictionaries || dictionaries.empty) return terms;
   const language = latinLanguageOf(query);
-  if (language !== "en" || FOREIGN_SCRIPT.test(query)) {
-    return TRANSLATE_BACK ? translateBack(terms, query, language, dictionaries, options) : terms;
+  if (TRANSLATE_BACK && (language !== "en" || FOREIGN_SCRIPT.test(query))) {
+    return translateBack(terms, query, language, dictionaries, options);
   }
+  if (language !== "en") return terms;
   return terms.map((term) => {
     if (term.prefix || !LATIN_WORD.test(term.word)) return term;
     const translations = dictionaries.translate(term.word);

@@ -22,7 +22,7 @@ import {
 import { passageScopeTokens } from "../src/search/scope.ts";
 import type { BuildDocument } from "./_search_build_worker.ts";
 import { type CorpusFile, loadCorpus } from "./_corpus_text.ts";
-import { benchQuality } from "./_search_quality.ts";
+import { benchDebianQuality, benchQuality } from "./_search_quality.ts";
 
 /** Options of {@linkcode benchSearch}. */
 export interface BenchSearchOptions {
@@ -49,7 +49,7 @@ export async function benchSearch(opts: BenchSearchOptions): Promise<Record<stri
   const sizes = opts.sizes ?? (opts.quick ? [1_000, 10_000] : [1_000, 10_000, 100_000, 1_000_000]);
   const speed: Record<string, unknown> = {};
   for (const size of sizes) speed[String(size)] = await benchSize(corpus, size);
-  return { speed, quality: await benchQuality(corpus) };
+  return { speed, quality: await benchQuality(corpus), quality_debian: await benchDebianQuality() };
 }
 
 /** A seeded random generator (mulberry32), so pages and queries are the same every run. */

@@ -26,6 +26,7 @@
  *
  * @module
  */
+import type { Dictionaries } from "../src/search/dictionaries.ts";
 import type { DatabaseSync } from "node:sqlite";
 import type { EventType, RecordedEvent } from "../events/types.ts";
 import type { Projection } from "./projection.ts";
@@ -55,6 +56,8 @@ export interface SearchOptions extends SearchScope {
   analysis?: AnalysisOptions;
   /** The ranking, when measuring one without some of its parts. */
   ranking?: RankingOptions;
+  /** The dictionaries an English question is translated through (default: the installed ones; null: none). */
+  dictionaries?: Dictionaries | null;
 }
 
 /** One passage found by {@linkcode searchPassages}. */

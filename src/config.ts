@@ -24,6 +24,11 @@ export interface Config {
   /** How many passages a search looks at. */
   searchDepth: number;
   /**
+   * The folder of the bilingual dictionaries cross-language search reads (`SERGO_DICTIONARIES`, default
+   * `/usr/share/dictd`, where Debian's FreeDict packages install them); null when set to `off`.
+   */
+  dictionaryDir: string | null;
+  /**
    * How long a worker's claim on a document's processing or PDF copy keeps
    * other workers (replicas) away, in ms; renewed every third of it while the work goes on.
    */
@@ -177,6 +182,9 @@ export function loadConfig(
     rateLimitPerSecond: integer("SERGO_RATE_LIMIT", env("SERGO_RATE_LIMIT") ?? "50", 1, 1_000_000),
     rateLimitBurst: integer("SERGO_RATE_BURST", env("SERGO_RATE_BURST") ?? "200", 1, 10_000_000),
     searchDepth: integer("SERGO_SEARCH_DEPTH", env("SERGO_SEARCH_DEPTH") ?? "50", 10, 1000),
+    dictionaryDir: (env("SERGO_DICTIONARIES") ?? "/usr/share/dictd") === "off"
+      ? null
+      : env("SERGO_DICTIONARIES") ?? "/usr/share/dictd",
     workLeaseMs: integer("SERGO_WORK_LEASE_S", env("SERGO_WORK_LEASE_S") ?? "60", 3, 3600) * 1000,
     publicUrl,
     certFile,

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { installedDictionaries, useInstalledDictionaries } from "./search/dictionaries.ts";
 import { join } from "node:path";
 import type postgres from "postgres";
 import type { DocumentRow } from "../projections/catalogue.ts";
@@ -82,6 +83,11 @@ export async function createServices(
   // Whether LibreOffice runs (`soffice --version`, a fifth of a second): only /healthz tells, so nothing
   // waits for it but /healthz (`serve` starts the check before it loads its modules).
   const converterChecked = converterAvailable();
+  // The dictionaries are read in the background (tens of seconds on a busy machine): until then, and
+  // without them, search is as without dictionaries.
+  if (config.dictionaryDir !== null) {
+    useInstalledDictionaries({ dir: config.dictionaryDir }).catch(() => {});
+  }
   const semantic = config.embeddings
     ? new SemanticSearch(
       await createEmbedder(config.embeddings),
@@ -166,6 +172,7 @@ export async function createServices(
           ? { converter: "libreoffice", ok: true }
           : { ok: false, converter: "missing", detail: converter.detail },
         search: semantic ? semantic.status(app.db) : { mode: "lexical" },
+        dictionaries: dictionaryStatus(config),
       };
     },
     kick: () => copies.kick(),
@@ -177,6 +184,15 @@ export async function createServices(
     },
   };
   return services;
+}
+
+/** Which language pairs cross-language search translates through, for `/healthz` and the console. */
+export function dictionaryStatus(config: Pick<Config, "dictionaryDir">): Record<string, unknown> {
+  if (config.dictionaryDir === null) return { on: false, detail: "off (SERGO_DICTIONARIES=off)" };
+  const pairs = installedDictionaries().pairs();
+  return pairs.length > 0
+    ? { on: true, pairs: pairs.map(({ pair, source, words }) => ({ pair, source, words })) }
+    : { on: false, detail: `none read (yet) from ${config.dictionaryDir}` };
 }
 
 /** The rate limits replicas on one database share (null embedded: each process counts its own). */

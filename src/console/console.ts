@@ -36,6 +36,7 @@ import {
 } from "../domain/people.ts";
 import { PasswordPage, PeoplePage, SetupPage } from "./pages/people_page.tsx";
 import { SearchPage } from "./pages/search_page.tsx";
+import { installedDictionaries } from "../search/dictionaries.ts";
 import { ApiDocsPage } from "./pages/api_docs_page.tsx";
 import { vendorFiles } from "./vendor.ts";
 import { consoleSearch } from "./search.ts";
@@ -396,7 +397,8 @@ export function createConsole(services: Services, options: ConsoleOptions = {}):
       if (path === "/search") {
         const keys = listAgentKeys(db, person.person_id).map((k) => ({ id: k.key_id, name: k.name }));
         const query = (url.searchParams.get("q") ?? "").trim();
-        if (query === "") return render(SearchPage({ context, keys, result: null }));
+        const translations = installedDictionaries().pairs().map(({ pair }) => pair);
+        if (query === "") return render(SearchPage({ context, keys, result: null, translations }));
         const offset = Math.max(
           0,
           Math.min(80, Math.trunc(Number(url.searchParams.get("offset") ?? 0)) || 0),
@@ -406,7 +408,7 @@ export function createConsole(services: Services, options: ConsoleOptions = {}):
           asKeyId: url.searchParams.get("as") || null,
           offset,
         });
-        return render(SearchPage({ context, keys, result }));
+        return render(SearchPage({ context, keys, result, translations }));
       }
       if (path.startsWith("/documents/")) {
         const doc = withProgress(requireDocument(db, person.person_id, path.slice("/documents/".length)));

@@ -326,6 +326,22 @@ function alternatives(word: string, term: string, options: AnalysisOptions): str
   return [term];
 }
 
+/**
+ * The index terms a folded word of any language stands for, as
+ * alternatives of one query term: a Latin word's stems in each language, a
+ * Cyrillic or Arabic word's stem, a Chinese or Japanese word as the phrase of
+ * its two-character tokens (`"服务 务网 网格"`, a space between them). A single
+ * Chinese or Japanese character gives none.
+ */
+export function indexTermsOf(word: string, options: AnalysisOptions = DEFAULT_ANALYSIS): string[] {
+  if (UNSPACED.test(word)) {
+    if (!isUnspacedToken(word)) return [];
+    const pairs = bigrams(word);
+    return [...word].length < 2 ? [] : [pairs.join(" ")];
+  }
+  return alternatives(word, termOf(word, "en", options), options);
+}
+
 /** Quotes a term for FTS5 MATCH: the term becomes a string, never an operator. */
 export function quoteTerm(term: string): string {
   return `"${term.replaceAll('"', '""')}"`;
@@ -363,6 +379,22 @@ export class TermMatcher {
       if (term.prefix) push(this.#prefixes, term.word, index);
       else {
         for (const indexTerm of term.terms) {
+          if (indexTerm.includes(" ")) {
+            // A phrase of index terms (a translation written in Chinese or Japanese): matched where its
+            // terms follow each other; its parts are looked for under their own index.
+            const parts = indexTerm.split(" ");
+            const atoms = parts.map((part) => {
+              let atom = this.#atoms.get(part);
+              if (atom === undefined) {
+                this.#atoms.set(part, atom = this.#atoms.size);
+                push(this.#byTerm, part, terms.length + atom);
+                this.#starts.add(part[0]!);
+              }
+              return atom;
+            });
+            this.#phrases.push({ index, atoms });
+            continue;
+          }
           push(this.#byTerm, indexTerm, index);
           this.#starts.add(indexTerm[0]!);
         }
@@ -370,9 +402,13 @@ export class TermMatcher {
     });
   }
 
+  /** The parts of phrases, numbered after the terms. */
+  readonly #atoms = new Map<string, number>();
+  readonly #phrases: Array<{ index: number; atoms: number[] }> = [];
+
   /** The positions of each term (by the terms' order) in `text`, analyzed as text of `language`. */
   positions(text: string, language: LatinLanguage): number[][] {
-    const out: number[][] = this.#terms.map(() => []);
+    const out: number[][] = [...this.#terms.map(() => []), ...[...this.#atoms.keys()].map(() => [])];
     const folded = foldCharacters(text);
     const cache = termCache(language, this.#options);
     const hit = (indexTerm: string, position: number) => {
@@ -414,6 +450,14 @@ export class TermMatcher {
       for (const match of folded.matchAll(GROUPED_NUMBER)) {
         hit(match[0].replace(/[^\p{N}]/gu, ""), position++);
       }
+    }
+    const atoms = out.splice(this.#terms.length);
+    for (const { index, atoms: parts } of this.#phrases) {
+      const following = parts.slice(1).map((atom) => new Set(atoms[atom]));
+      for (const start of atoms[parts[0]!]!) {
+        if (following.every((set, k) => set.has(start + k + 1))) out[index]!.push(start);
+      }
+      if (out[index]!.length > 1) out[index]!.sort((a, b) => a - b);
     }
     return out;
   }

@@ -8,6 +8,7 @@ import { DatabaseSync } from "node:sqlite";
 import type { EventData, EventType, ProcessedPage, RecordedEvent } from "../../events/types.ts";
 import { openProjector, type Projector } from "../../projections/projector.ts";
 import { searchIndexProjection, type SearchOptions, searchPassages } from "../../projections/search_index.ts";
+import { type Dictionaries, loadDictionaries } from "../../src/search/dictionaries.ts";
 import { CORPUS_DIR } from "../helpers/corpus.ts";
 import { needs } from "../helpers/dependencies.ts";
 
@@ -95,7 +96,8 @@ const QUERIES = [
   "what is the and of",
 ];
 
-Deno.test("nothing another person uploads, moves or deletes changes Ben's results or their order", async () => {
+/** Ben's searches before and after Ava's uploads, moves and deletions, with these dictionaries. */
+async function nothingOfAvaChangesBen(dictionaries: Dictionaries | null): Promise<void> {
   const paper = pagesOf(await pdfPages("pdf/tracemonkey-pldi-paper.pdf"));
   const given = new Given()
     .document("ben-paper", "ben", "ben-papers", "tracemonkey.pdf", paper)
@@ -106,7 +108,9 @@ Deno.test("nothing another person uploads, moves or deletes changes Ben's result
     { folderIds: ["ben-notes"] },
     { folderIds: [], documentIds: ["ben-loose", "ben-paper"] },
   ];
-  const before = scopes.map((scope) => QUERIES.map((query) => given.results({ ...scope, query })));
+  const before = scopes.map((scope) =>
+    QUERIES.map((query) => given.results({ ...scope, query, dictionaries }))
+  );
   assert.ok(before[0]![0]!.length >= 2, "Ben finds his quokka and wombat notes");
   assert.ok(before[0]![2]!.length > 5, "Ben finds his paper");
 
@@ -126,13 +130,18 @@ Deno.test("nothing another person uploads, moves or deletes changes Ben's result
     )
     .document("ava-quokkas", "ava", "ava-notes", "quokkas.txt", pagesOf(quokkas))
     .document("ava-loose", "ava", null, "quokka-loose.txt", pagesOf(quokkas.slice(0, 20)));
-  const afterUploads = scopes.map((scope) => QUERIES.map((query) => given.results({ ...scope, query })));
+  const afterUploads = scopes.map((scope) =>
+    QUERIES.map((query) => given.results({ ...scope, query, dictionaries }))
+  );
   assert.deepEqual(afterUploads, before);
 
   given
     .add("DocumentMoved", { document_id: "ava-quokkas", folder_id: null })
     .add("DocumentDeleted", { document_id: "ava-dpr" });
-  assert.deepEqual(scopes.map((scope) => QUERIES.map((query) => given.results({ ...scope, query }))), before);
+  assert.deepEqual(
+    scopes.map((scope) => QUERIES.map((query) => given.results({ ...scope, query, dictionaries }))),
+    before,
+  );
 
   // Ava's own search sees her quokkas: her statistics are hers.
   const ava = searchPassages(given.projector.db, {
@@ -141,8 +150,23 @@ Deno.test("nothing another person uploads, moves or deletes changes Ben's result
     documentIds: ["ava-loose", "ava-quokkas"],
     query: "quokka wombat",
     depth: 5,
+    dictionaries,
   });
   assert.ok(ava.length > 0 && ava.every((hit) => hit.document_id.startsWith("ava-")));
+}
+
+Deno.test("nothing another person uploads, moves or deletes changes Ben's results or their order", async () => {
+  await nothingOfAvaChangesBen(null);
+});
+
+Deno.test({
+  name: "with the dictionaries on, still nothing another person does changes Ben's results or their order",
+  sanitizeResources: false,
+  fn: async () => {
+    const dictionaries = await loadDictionaries();
+    assert.ok(!dictionaries.empty, "the FreeDict packages are installed (see .ci/run)");
+    await nothingOfAvaChangesBen(dictionaries);
+  },
 });
 
 Deno.test("a scope that names another person's folder or document reaches none of its passages", async () => {

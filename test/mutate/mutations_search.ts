@@ -1,0 +1,35 @@
+/**
+ * Planted bugs for cross-language search (issue 27): each a change of one
+ * piece of one line, with the test files that must fail with it.
+ *
+ * @module
+ */
+import type { Mutation } from "./mutations.ts";
+
+const CROSS_LANGUAGE = "test/search/cross_language_test.ts";
+const DICTIONARIES_HEALTH = "test/search/dictionaries_health_test.ts";
+
+/** The planted bugs of the h-search branch. */
+export const MUTATIONS_SEARCH: Mutation[] = [
+  {
+    name: "translations are not added to the question's terms",
+    file: "src/search/translation.ts",
+    from: "for (const indexTerm of indexTermsOf(translation, options)) alternatives.add(indexTerm);",
+    to: "for (const indexTerm of indexTermsOf(translation, options)) void indexTerm;",
+    tests: [CROSS_LANGUAGE],
+  },
+  {
+    name: "a Chinese or Japanese translation's phrase is not matched in the text (its term frequency is 0)",
+    file: "src/search/analysis.ts",
+    from: "if (following.every((set, k) => set.has(start + k + 1))) out[index]!.push(start);",
+    to: "if (following.every((set, k) => set.has(start + k + 2))) out[index]!.push(start);",
+    tests: [CROSS_LANGUAGE],
+  },
+  {
+    name: "/healthz says the dictionaries are off whatever the setting",
+    file: "src/services.ts",
+    from: 'if (config.dictionaryDir === null) return { on: false, detail: "off (SERGO_DICTIONARIES=off)" };',
+    to: 'return { on: false, detail: "off (SERGO_DICTIONARIES=off)" };',
+    tests: [DICTIONARIES_HEALTH],
+  },
+];

@@ -1,0 +1,257 @@
+/**
+ * Specifications of cross-language search through bilingual dictionaries
+ * (issue 27): an English question finds a page in another language that
+ * shares no word, number or name with it, through the dictionaries that
+ * Debian's FreeDict packages install (and CC-CEDICT for Chinese), and not
+ * without them; and the translations of one word count as one term.
+ */
+import assert from "node:assert/strict";
+import { unzipSync } from "fflate";
+import type { EventData, EventType, ProcessedPage, RecordedEvent } from "../../events/types.ts";
+import { openProjector, type Projector } from "../../projections/projector.ts";
+import { searchIndexProjection, type SearchOptions, searchPassages } from "../../projections/search_index.ts";
+import { analyze, indexTermsOf, queryTerms, TermMatcher } from "../../src/search/analysis.ts";
+import { Dictionaries, loadDictionaries } from "../../src/search/dictionaries.ts";
+import { CORPUS_DIR } from "../helpers/corpus.ts";
+import { needs } from "../helpers/dependencies.ts";
+
+async function pdfPages(file: string): Promise<string[]> {
+  const output = await new Deno.Command(await needs("pdftotext"), {
+    args: [`${CORPUS_DIR}/${file}`, "-"],
+    stderr: "null",
+  }).output();
+  assert.equal(output.code, 0, `pdftotext failed on ${file}`);
+  const pages = new TextDecoder().decode(output.stdout).split("\f");
+  if (pages.at(-1)?.trim() === "") pages.pop();
+  return pages;
+}
+
+/** A Word file's paragraphs, cut into pages of about 3,000 characters at paragraph ends. */
+function docxPages(file: string): string[] {
+  const entries = unzipSync(Deno.readFileSync(`${CORPUS_DIR}/${file}`), {
+    filter: (entry) => entry.name === "word/document.xml",
+  });
+  const xml = new TextDecoder().decode(entries["word/document.xml"]);
+  const paragraphs = xml.split("</w:p>").map((paragraph) =>
+    [...paragraph.matchAll(/<w:t(?: [^>]*)?>([^<]*)<\/w:t>/g)].map((match) => match[1]).join("")
+  ).filter((line) => line.trim());
+  const pages: string[] = [];
+  let current = "";
+  for (const paragraph of paragraphs) {
+    if (current.length + paragraph.length > 3000 && current) {
+      pages.push(current);
+      current = "";
+    }
+    current += `${paragraph}\n`;
+  }
+  if (current.trim()) pages.push(current);
+  return pages;
+}
+
+class Given {
+  readonly projector: Projector = openProjector(":memory:", [searchIndexProjection]);
+  #position = 0;
+
+  add<T extends EventType>(type: T, data: EventData<T>): this {
+    const position = ++this.#position;
+    this.projector.applyBatch([{
+      type,
+      data,
+      metadata: { time: "2026-01-01T00:00:00.000Z" },
+      position,
+      stream: `test-${position}`,
+      stream_version: 1,
+      schema_version: 1,
+      prev_hash: "0".repeat(64),
+      hash: "0".repeat(64),
+    } as RecordedEvent]);
+    return this;
+  }
+
+  document(id: string, name: string, texts: string[]): this {
+    const pages: ProcessedPage[] = texts.map((text, i) => ({
+      page: i + 1,
+      text,
+      marked: false,
+      image_only: false,
+    }));
+    this.add("DocumentUploaded", {
+      document_id: id,
+      person_id: "ben",
+      folder_id: "ben-files",
+      name,
+      type: name.endsWith(".docx") ? "docx" : "pdf",
+      size: 1,
+      sha256: "a".repeat(64),
+      preset: "basic",
+    });
+    return this.add("DocumentProcessed", {
+      document_id: id,
+      preset: "basic",
+      page_count: pages.length,
+      pages_estimated: false,
+      pages,
+    });
+  }
+
+  /** The first ten distinct pages found, as `document#page`. */
+  pages(query: string, options: Partial<SearchOptions> = {}): string[] {
+    const found = searchPassages(this.projector.db, {
+      personId: "ben",
+      folderIds: null,
+      documentIds: [],
+      depth: 50,
+      query,
+      ...options,
+    }).map((hit) => `${hit.document_id}#${hit.page}`);
+    return [...new Set(found)].slice(0, 10);
+  }
+}
+
+let installed: Promise<Dictionaries> | null = null;
+/** The dictionaries installed here (read once for the file's tests). */
+function dictionaries(): Promise<Dictionaries> {
+  installed ??= loadDictionaries();
+  return installed;
+}
+
+/** The corpus files the questions ask about, by document id. */
+const FILES: Record<string, { file: string; pages: () => Promise<string[]> | string[] }> = {
+  ja: { file: "pdf/japanese-tex-notes.pdf", pages: () => pdfPages("pdf/japanese-tex-notes.pdf") },
+  zh: { file: "pdf/cjk-zh-quarterly-report.pdf", pages: () => pdfPages("pdf/cjk-zh-quarterly-report.pdf") },
+  de: {
+    file: "docx/cg-jung-ejournal-de-footnotes.docx",
+    pages: () => docxPages("docx/cg-jung-ejournal-de-footnotes.docx"),
+  },
+  ar: {
+    file: "docx/un-cedaw-bangladesh-report-ar.docx",
+    pages: () => docxPages("docx/un-cedaw-bangladesh-report-ar.docx"),
+  },
+  ru: {
+    file: "docx/spb-state-contract-ru-tables.docx",
+    pages: () => docxPages("docx/spb-state-contract-ru-tables.docx"),
+  },
+};
+
+/** English questions, each about a page holding `evidence` (the question shares no word with that page). */
+const QUESTIONS: Array<{ document: string; evidence: string; question: string }> = [
+  {
+    document: "ja",
+    evidence: "取引できない商品",
+    question:
+      "In an incomplete market with non-tradable assets, why is the risk-neutral probability not unique?",
+  },
+  {
+    document: "ja",
+    evidence: "現在のフレームワークにおいては",
+    question:
+      "Why is it a practical advantage that changing the risk-neutral probability does not change today's stock price?",
+  },
+  {
+    document: "ja",
+    evidence: "ある金融商品が持つリスクとリターン",
+    question: "notes on pricing financial products: estimating their risk and return",
+  },
+  {
+    document: "zh",
+    evidence: "272,727,700",
+    question:
+      "How much compensation does the company owe after the Supreme People's Court's final ruling in the China Development Bank case?",
+  },
+  {
+    document: "de",
+    evidence: "Die Trauerarbeit besteht in der allmählichen Überwindung der Trauer",
+    question: "how mourning gradually overcomes grief after losing a loved object, and when it fails",
+  },
+  {
+    document: "de",
+    evidence: "In Lebenskrisen und ab der Lebensmitte",
+    question: "In a midlife crisis, what matters more than treating disturbing complexes?",
+  },
+  {
+    document: "ar",
+    evidence: "تحويلات العمال البنغلاديشيين المهاجرين",
+    question: "What softened the impact of the global slowdown on Bangladesh's economy?",
+  },
+  {
+    document: "ar",
+    evidence: "خفض معدل وفيات النفاس",
+    question: "steps to reduce maternal mortality and support women who survived violence in hospitals",
+  },
+  {
+    document: "ar",
+    evidence: "منظمة المرأة في خدمة المرأة",
+    question: "Which NGOs ran research, publications and a women's fair in Dhaka to fight discrimination?",
+  },
+];
+
+/** Ben's files: one per language of the questions. */
+async function givenFiles(): Promise<{ given: Given; texts: Map<string, string[]> }> {
+  const given = new Given();
+  const texts = new Map<string, string[]>();
+  for (const [id, { file, pages }] of Object.entries(FILES)) {
+    const read = await pages();
+    texts.set(id, read);
+    given.document(id, file.split("/").at(-1)!, read);
+  }
+  return { given, texts };
+}
+
+Deno.test({
+  name:
+    "an English question finds Japanese, Chinese, German and Arabic pages it shares no word with, through the dictionaries only",
+  sanitizeResources: false,
+  fn: async () => {
+    const on = await dictionaries();
+    assert.ok(!on.empty, "the FreeDict packages are installed (see .ci/run)");
+    const { given, texts } = await givenFiles();
+    for (const { document, evidence, question } of QUESTIONS) {
+      const pages = texts.get(document)!;
+      const wanted = pages.map((text, i) => text.includes(evidence) ? `${document}#${i + 1}` : null)
+        .filter((page): page is string => page !== null);
+      assert.ok(wanted.length > 0, `"${evidence}" is on a page of ${document}`);
+      for (const page of wanted) {
+        const indexed = new Set(analyze(pages[Number(page.split("#")[1]) - 1]!));
+        const shared = queryTerms(question).filter((term) => term.terms.some((t) => indexed.has(t)));
+        assert.deepEqual(shared.map((term) => term.word), [], `"${question}" shares no word with ${page}`);
+      }
+      const found = given.pages(question, { dictionaries: on });
+      assert.ok(found.some((page) => wanted.includes(page)), `"${question}" finds ${wanted}: found ${found}`);
+      const without = given.pages(question, { dictionaries: null });
+      assert.ok(
+        !without.some((page) => wanted.includes(page)),
+        `"${question}" finds nothing without dictionaries`,
+      );
+    }
+  },
+});
+
+Deno.test("a word with many translations weighs as one word: it does not outrank a rarer word of the question", () => {
+  // "file" has twenty translations; "quokka" none. Page 1 holds the rare word, page 2 every translation.
+  const translations = Array.from({ length: 20 }, (_, i) => `datei${String.fromCharCode(97 + i)}`);
+  const dictionaries = new Dictionaries();
+  dictionaries.add({ pair: "en→de", source: "test", words: 0 }, new Map([["file", translations]]));
+  const filler = Array.from(
+    { length: 40 },
+    (_, i) => `Ein Bericht ${i} über ${translations[i % 20]} im Archiv.`,
+  );
+  const given = new Given().document("notes", "notes.pdf", [
+    "Ein Quokka wurde am Fluss gesehen.",
+    `Im Archiv: ${translations.join(" ")}.`,
+    ...filler,
+  ]);
+  const found = given.pages("quokka file", { dictionaries });
+  assert.equal(found[0], "notes#1", `the page with the rare word comes first: ${found}`);
+  assert.ok(found.includes("notes#2"), "the translations find their page too");
+});
+
+Deno.test("a Chinese or Japanese translation counts where its characters follow each other, not elsewhere", () => {
+  // 文件夹 (folder) as a translation: the phrase of its two-character tokens 文件 件夹.
+  const phrase = indexTermsOf("文件夹");
+  assert.deepEqual(phrase, ["文件 件夹"]);
+  const matcher = new TermMatcher([{ word: "folder", terms: ["folder", ...phrase], prefix: false }]);
+  // 打开 开文 文件 件夹 夹和 和文 文件: the phrase starts at the third token only (the last 文件 is alone).
+  assert.deepEqual(matcher.positions("打开文件夹和文件", "en"), [[2]]);
+  assert.deepEqual(matcher.positions("打开文件和文件", "en"), [[]]);
+  assert.deepEqual(matcher.positions("the folder and the 文件夹", "en"), [[1, 4]]);
+});

@@ -1,0 +1,84 @@
+/**
+ * Specifications of the dictionaries' settings as an operator sees them:
+ * `/healthz` says which language pairs cross-language search translates
+ * through, read from `SERGO_DICTIONARIES` (Debian's `/usr/share/dictd` by
+ * default), or that they are off.
+ */
+import assert from "node:assert/strict";
+import { TASK_PERMISSIONS, tempDir } from "../helpers/temp.ts";
+
+/** Runs `main.ts serve` with `env`; asks /healthz until `done` holds of its dictionaries, within the deadline. */
+async function dictionariesHealth(
+  env: Record<string, string>,
+  done: (dictionaries: Record<string, unknown>) => boolean,
+): Promise<Record<string, unknown>> {
+  await using dir = await tempDir();
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      ...TASK_PERMISSIONS,
+      new URL("../../main.ts", import.meta.url).pathname,
+      "serve",
+      "--data",
+      dir.path,
+      "--port",
+      "0",
+    ],
+    env: { NO_COLOR: "1", ...env },
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  try {
+    const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+    let out = "";
+    while (!/ at (https?:\/\/\S+)/.test(out)) {
+      const { value, done } = await reader.read();
+      assert.ok(!done, `serve stopped: ${out}`);
+      out += value;
+    }
+    reader.releaseLock();
+    const url = out.match(/ at (https?:\/\/\S+)/)![1]!;
+    // Reading the dictionaries takes seconds (minutes on a busy machine): the server answers meanwhile.
+    const deadline = Date.now() + 240_000;
+    for (;;) {
+      const health = await (await fetch(`${url}/healthz`)).json() as {
+        dictionaries: Record<string, unknown>;
+      };
+      if (done(health.dictionaries)) return health.dictionaries;
+      assert.ok(
+        Date.now() < deadline,
+        `/healthz still says ${JSON.stringify(health.dictionaries)} after 240 s`,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  } finally {
+    child.kill("SIGTERM");
+    await child.status;
+    await child.stdout.cancel().catch(() => {});
+  }
+}
+
+Deno.test({
+  name: "/healthz says which language pairs search translates through, or that the dictionaries are off",
+  sanitizeResources: false,
+  fn: async () => {
+    // A folder holding one FreeDict dictionary (copied from Debian's package): English→French is on.
+    await using dictd = await tempDir();
+    for (const suffix of [".index", ".dict.dz"]) {
+      await Deno.copyFile(
+        `/usr/share/dictd/freedict-eng-fra${suffix}`,
+        `${dictd.path}/freedict-eng-fra${suffix}`,
+      );
+    }
+    const on = await dictionariesHealth({ SERGO_DICTIONARIES: dictd.path }, (d) => d.on === true);
+    const pairs = on.pairs as Array<{ pair: string; source: string; words: number }>;
+    const french = pairs.find((pair) => pair.pair === "en→fr");
+    assert.ok(french, `en→fr is on: ${JSON.stringify(pairs)}`);
+    assert.equal(french.source, `${dictd.path}/freedict-eng-fra`);
+    assert.ok(french.words > 1000, `the English→French dictionary has its words: ${french.words}`);
+    assert.ok(!pairs.some((pair) => pair.pair === "en→de"), "no pair from a dictionary that is not there");
+
+    const off = await dictionariesHealth({ SERGO_DICTIONARIES: "off" }, () => true);
+    assert.deepEqual(off, { on: false, detail: "off (SERGO_DICTIONARIES=off)" });
+  },
+});

@@ -11,6 +11,7 @@ import { MUTATIONS_CONSOLE } from "./mutations_console.ts";
 import { MUTATIONS_EDGE } from "./mutations_edge.ts";
 import { MUTATIONS_PERF } from "./mutations_perf.ts";
 import { MUTATIONS_REPLICA } from "./mutations_replica.ts";
+import { MUTATIONS_SEARCH } from "./mutations_search.ts";
 import { MUTATIONS_STANDARD } from "./mutations_standard.ts";
 
 /** All of them, in a stable order. */
@@ -21,5 +22,6 @@ export const ALL_MUTATIONS: Mutation[] = [
   ...MUTATIONS_EDGE,
   ...MUTATIONS_PERF,
   ...MUTATIONS_REPLICA,
+  ...MUTATIONS_SEARCH,
   ...MUTATIONS_STANDARD,
 ];

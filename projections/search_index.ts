@@ -26,7 +26,6 @@
  *
  * @module
  */
-import type { Dictionaries } from "../src/search/dictionaries.ts";
 import type { DatabaseSync } from "node:sqlite";
 import type { EventType, RecordedEvent } from "../events/types.ts";
 import type { Projection } from "./projection.ts";
@@ -41,7 +40,7 @@ import {
   latinLanguageOf,
 } from "../src/search/analysis.ts";
 import { passageFields, type StoredDocument, type StoredPassage } from "../src/search/fields.ts";
-import { lexicalSearch, type RankingOptions } from "../src/search/lexical.ts";
+import { type LexicalOptions, lexicalSearch, type RankingOptions } from "../src/search/lexical.ts";
 import { passageScopeTokens, type SearchScope } from "../src/search/scope.ts";
 
 export { MAX_PASSAGE_CHARS };
@@ -57,7 +56,7 @@ export interface SearchOptions extends SearchScope {
   /** The ranking, when measuring one without some of its parts. */
   ranking?: RankingOptions;
   /** The dictionaries an English question is translated through (default: the installed ones; null: none). */
-  dictionaries?: Dictionaries | null;
+  dictionaries?: LexicalOptions["dictionaries"];
 }
 
 /** One passage found by {@linkcode searchPassages}. */

@@ -7,7 +7,7 @@
 import type { DatabaseSync } from "node:sqlite";
 import { findCredential } from "../../projections/key_scopes.ts";
 import { errorResponse } from "../http/json.ts";
-import { hashSecret, parseSecret } from "./key_format.ts";
+import { hashSecret, parseSecret } from "../domain/key_format.ts";
 import { bearerValue } from "./mcp_auth.ts";
 
 /** The console's session cookie: it holds a login token. */

@@ -12,7 +12,7 @@ import {
   getAgentKey,
   usableAt,
 } from "../../projections/key_scopes.ts";
-import { hashSecret, maskKey, parseSecret } from "./key_format.ts";
+import { hashSecret, maskKey, parseSecret } from "../domain/key_format.ts";
 
 /** The answers of `/mcp` authentication, word for word from the reference. */
 export const MCP_AUTH_ERRORS = {

@@ -30,7 +30,7 @@ import {
 } from "../domain/keys.ts";
 import { addPerson, requirePerson } from "../domain/people.ts";
 import { requestProcessing } from "../domain/documents.ts";
-import { maskKey } from "../auth/key_format.ts";
+import { maskKey } from "../domain/key_format.ts";
 import {
   type CommandSpec,
   helpText,

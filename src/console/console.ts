@@ -23,7 +23,7 @@ import {
 import { listAgentKeys, personalKeys } from "../../projections/key_scopes.ts";
 import { activeGrantsOfKey } from "../../projections/oauth_grants.ts";
 import { readCookie } from "../auth/api_auth.ts";
-import { hashSecret } from "../auth/key_format.ts";
+import { hashSecret } from "../domain/key_format.ts";
 import { passwordProblem } from "../auth/password_policy.ts";
 import { hashPassword } from "../auth/passwords.ts";
 import { issueLoginToken, LOGIN_TOKEN_LIFETIME_MS } from "../domain/keys.ts";
@@ -40,7 +40,7 @@ import { installedDictionaries } from "../search/dictionaries.ts";
 import { ApiDocsPage } from "./pages/api_docs_page.tsx";
 import { vendorFiles } from "./vendor.ts";
 import { consoleSearch } from "./search.ts";
-import { maskKey } from "../auth/key_format.ts";
+import { maskKey } from "../domain/key_format.ts";
 import { DomainError } from "../domain/errors.ts";
 import { requireDocument } from "../domain/documents.ts";
 import { requireFolder } from "../domain/folders.ts";

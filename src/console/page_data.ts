@@ -7,7 +7,7 @@ import type { DatabaseSync } from "node:sqlite";
 import { resolve } from "node:path";
 import { expandFolders, getDocument, getFolder, listDocuments } from "../../projections/catalogue.ts";
 import { type AgentKey, oldValues } from "../../projections/key_scopes.ts";
-import { maskKey } from "../auth/key_format.ts";
+import { maskKey } from "../domain/key_format.ts";
 import type { Services } from "../services.ts";
 import type { KeyUsage, KeyView, PickableDocument, StdioPaths } from "./pages/keys_page.tsx";
 import { statement } from "../../projections/_statements.ts";

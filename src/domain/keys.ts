@@ -16,7 +16,7 @@ import {
   personalKeys,
 } from "../../projections/key_scopes.ts";
 import type { SergoApp } from "../app.ts";
-import { generateSecret, hashSecret, lastFour } from "../auth/key_format.ts";
+import { generateSecret, hashSecret, lastFour } from "./key_format.ts";
 import { DomainError } from "./errors.ts";
 import { newId } from "./ids.ts";
 import { checkDescription, checkGrace, checkKeyName, GRACE } from "./rules.ts";

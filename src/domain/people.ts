@@ -17,7 +17,7 @@ import {
 } from "../../projections/catalogue.ts";
 import { ConcurrencyError } from "../../events/store.ts";
 import type { SergoApp } from "../app.ts";
-import { hashSecret } from "../auth/key_format.ts";
+import { hashSecret } from "./key_format.ts";
 import { DomainError } from "./errors.ts";
 import { newId, randomId } from "./ids.ts";
 import { checkEmail, checkPersonName } from "./rules.ts";

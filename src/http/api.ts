@@ -17,7 +17,7 @@ import {
 } from "../../projections/catalogue.ts";
 import { type AgentKey, listAgentKeys, oldValues, personalKeys } from "../../projections/key_scopes.ts";
 import { type ApiCaller, authenticateApi } from "../auth/api_auth.ts";
-import { maskKey } from "../auth/key_format.ts";
+import { maskKey } from "../domain/key_format.ts";
 import {
   deleteDocument,
   moveDocument,

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { findCredential, getAgentKey, oldValues } from "../../projections/key_scopes.ts";
-import { hashSecret } from "../../src/auth/key_format.ts";
+import { hashSecret } from "../../src/domain/key_format.ts";
 import { DomainError } from "../../src/domain/errors.ts";
 import { createFolder, ensureFolderPath } from "../../src/domain/folders.ts";
 import { changeAgentKey, createAgentKey, deleteAgentKey, rollAgentKey } from "../../src/domain/keys.ts";

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { hashSecret } from "../key_format.ts";
+import { hashSecret } from "../../domain/key_format.ts";
 import { randomId } from "../../domain/ids.ts";
 import { readBodyText } from "../../http/read_body.ts";
 

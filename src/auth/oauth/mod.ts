@@ -9,7 +9,7 @@
  */
 import { getGrant, grantByAccessToken } from "../../../projections/oauth_grants.ts";
 import { readCookie } from "../api_auth.ts";
-import { hashSecret } from "../key_format.ts";
+import { hashSecret } from "../../domain/key_format.ts";
 import { authErrorResponse, OAUTH_TOKEN_ERRORS, type OAuthCheck } from "../mcp_auth.ts";
 import { currentSession } from "../../console/session.ts";
 import { CSRF_COOKIE, type Services } from "../../services.ts";

@@ -24,7 +24,7 @@ import {
   type OAuthGrant,
 } from "../../../projections/oauth_grants.ts";
 import { getAgentKey } from "../../../projections/key_scopes.ts";
-import { hashSecret } from "../key_format.ts";
+import { hashSecret } from "../../domain/key_format.ts";
 import {
   ACCESS_PREFIX,
   jsonAnswer,

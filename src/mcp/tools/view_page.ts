@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { encodeBase64 } from "../_base64.ts";
+import { encodeBase64 } from "../../render/base64.ts";
 import { type DocumentRow, getDocument } from "../../../projections/catalogue.ts";
 import {
   ArgumentError,

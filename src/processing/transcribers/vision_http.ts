@@ -18,7 +18,7 @@
  *
  * @module
  */
-import { encodeBase64 } from "../../mcp/_base64.ts";
+import { encodeBase64 } from "../../render/base64.ts";
 import {
   abortReason,
   Limiter,

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { generateSecret, hashSecret, maskKey, parseSecret } from "../../src/auth/key_format.ts";
+import { generateSecret, hashSecret, maskKey, parseSecret } from "../../src/domain/key_format.ts";
 
 const ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 

@@ -32,7 +32,6 @@ import { addPerson, requirePerson } from "../domain/people.ts";
 import { requestProcessing } from "../domain/documents.ts";
 import { maskKey } from "../domain/key_format.ts";
 import {
-  type CommandSpec,
   helpText,
   manyFlag,
   parseCommand,
@@ -41,37 +40,9 @@ import {
   UsageError,
 } from "./args.ts";
 import { extraCommands } from "./extra_commands.ts";
+import { type Command, type CommandContext, progress, progressDone } from "./_command.ts";
 
-/** A command: its spec and what it does. */
-export interface Command extends CommandSpec {
-  /** Takes its arguments as they are (the command parses them itself). */
-  raw?: boolean;
-  run(parsed: Parsed, context: CommandContext): Promise<number>;
-}
-
-/** What a command runs with. */
-export interface CommandContext {
-  /** The data directory from --data, SERGO_DATA or ./data. */
-  dataDir: string;
-  /** The raw arguments after the command name. */
-  args: string[];
-  /** Opens the data directory (projections brought up to date). */
-  open(): Promise<SergoApp>;
-  /** The shared log's URL (`SERGO_DATABASE_URL`), or null for the data directory's own log. */
-  databaseUrl: string | null;
-}
-
-/** Shows progress on stderr when it is a terminal. */
-export function progress(line: string): void {
-  if (Deno.stderr.isTerminal()) {
-    Deno.stderr.writeSync(new TextEncoder().encode(`\r\x1b[2K${line}`));
-  }
-}
-
-/** Ends a progress line. */
-export function progressDone(): void {
-  if (Deno.stderr.isTerminal()) Deno.stderr.writeSync(new TextEncoder().encode("\r\x1b[2K"));
-}
+export type { Command, CommandContext };
 
 async function withApp<T>(context: CommandContext, fn: (app: SergoApp) => Promise<T>): Promise<T> {
   const app = await context.open();

@@ -15,8 +15,7 @@ import { makeAdministrator, removeAdministrator, requirePerson, setPasswordHash 
 import { openSqliteStore } from "../../events/sqlite_store.ts";
 import { dataPaths } from "../app.ts";
 import { requireFlag, UsageError } from "./args.ts";
-import type { Command } from "./commands.ts";
-import { progress, progressDone } from "./commands.ts";
+import { type Command, progress, progressDone } from "./_command.ts";
 import { migrateCommand } from "./migrate.ts";
 import { converterAvailable } from "../pdf_copy/libreoffice.ts";
 import { join, resolve } from "node:path";

@@ -14,8 +14,7 @@ import { dataPaths } from "../app.ts";
 import { ConfigError, loadConfig } from "../config.ts";
 import { openPostgresBlobStore } from "../postgres_blob_store.ts";
 import { requireFlag, UsageError } from "./args.ts";
-import type { Command } from "./commands.ts";
-import { progress, progressDone } from "./commands.ts";
+import { type Command, progress, progressDone } from "./_command.ts";
 
 /** The `migrate` command. */
 export const migrateCommand: Command = {

@@ -27,7 +27,7 @@ import type { SignInThrottle } from "../console/sign_in_throttle.ts";
 import { ensureSigningKey } from "../audit/signing_key.ts";
 import { anyPerson } from "../../projections/catalogue.ts";
 import { randomId } from "../domain/ids.ts";
-import { progress, progressDone } from "./commands.ts";
+import { progress, progressDone } from "./_command.ts";
 import { lockForServe } from "./data_lock.ts";
 import type { EventType } from "../../events/types.ts";
 

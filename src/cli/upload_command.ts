@@ -14,7 +14,7 @@ import { uploadFile } from "../domain/documents.ts";
 import { DomainError } from "../domain/errors.ts";
 import { createExtractionPool } from "../processing/worker_pool.ts";
 import { ProcessingWorker } from "../workers/processing_worker.ts";
-import { progress, progressDone } from "./commands.ts";
+import { progress, progressDone } from "./_command.ts";
 
 /** Uploads files for a person and, when `wait`, waits until each is processed. */
 export async function uploadAndWait(

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { onnxModelFile } from "./search/embedders/onnx.ts";
+import { join } from "node:path";
 
 /** The settings of a Sergo install. */
 export interface Config {
@@ -355,4 +355,16 @@ function loadTranscribeConfig(env: (name: string) => string | undefined): Transc
       integer("SERGO_STANDARD_MAX_SECONDS", env("SERGO_STANDARD_MAX_SECONDS") ?? "1800", 1, 7 * 86_400) *
       1000,
   };
+}
+
+/** The model file a directory offers, full precision first; null when it has none. */
+export function onnxModelFile(dir: string): { file: string; dtype: "fp32" | "q8" } | null {
+  for (const [file, dtype] of [["model.onnx", "fp32"], ["model_quantized.onnx", "q8"]] as const) {
+    try {
+      if (Deno.statSync(join(dir, "onnx", file)).isFile) return { file: join(dir, "onnx", file), dtype };
+    } catch {
+      // Try the next.
+    }
+  }
+  return null;
 }

@@ -10,19 +10,8 @@
  */
 import { createHash } from "node:crypto";
 import { basename, dirname, join, resolve } from "node:path";
+import { onnxModelFile } from "../../config.ts";
 import { type Embedder, type EmbedKind, modelId, prefixed, type Prefixes } from "./embedder.ts";
-
-/** The model file a directory offers, full precision first; null when it has none. */
-export function onnxModelFile(dir: string): { file: string; dtype: "fp32" | "q8" } | null {
-  for (const [file, dtype] of [["model.onnx", "fp32"], ["model_quantized.onnx", "q8"]] as const) {
-    try {
-      if (Deno.statSync(join(dir, "onnx", file)).isFile) return { file: join(dir, "onnx", file), dtype };
-    } catch {
-      // Try the next.
-    }
-  }
-  return null;
-}
 
 /** Loads the model in `dir`; rejects with one sentence when it cannot be read. */
 export async function onnxEmbedder(

@@ -20,7 +20,7 @@ import type { RecordedEvent } from "../events/types.ts";
 import type { Projection } from "../projections/projection.ts";
 import { passagesOf } from "../projections/_passages.ts";
 import { ftsColumns } from "../projections/search_index.ts";
-import { passageScopeTokens } from "../src/search/scope.ts";
+import { passageScopeTokens } from "../src/analysis/scope.ts";
 
 interface Folder {
   person_id: string;

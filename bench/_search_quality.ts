@@ -27,7 +27,7 @@ import { DatabaseSync } from "node:sqlite";
 import type { DocumentType, RecordedEvent } from "../events/types.ts";
 import { openProjector } from "../projections/projector.ts";
 import { createSearchIndexProjection, searchPassages } from "../projections/search_index.ts";
-import { type AnalysisOptions, DEFAULT_ANALYSIS } from "../src/search/analysis.ts";
+import { type AnalysisOptions, DEFAULT_ANALYSIS } from "../src/analysis/analysis.ts";
 import { DEFAULT_RANKING, type RankingOptions } from "../src/search/lexical.ts";
 import { type Dictionaries, loadDictionaries } from "../src/search/dictionaries.ts";
 import type { CorpusFile } from "./_corpus_text.ts";

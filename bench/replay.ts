@@ -21,7 +21,7 @@ import { openProjector } from "../projections/projector.ts";
 import { removeDatabase, replayInto } from "../projections/replay.ts";
 import { searchIndexProjection } from "../projections/search_index.ts";
 import { analysisVersion, ftsColumns } from "../projections/search_index.ts";
-import { passageScopeTokens } from "../src/search/scope.ts";
+import { passageScopeTokens } from "../src/analysis/scope.ts";
 import { openProjectionTables, rawReplay } from "./_replay_baseline.ts";
 import { ensureReplayData, processedPositions, type ReplayData } from "./_replay_data.ts";
 import { printRow, ratioRow, round } from "./_table.ts";

@@ -19,7 +19,7 @@ import {
   searchIndexProjection,
   searchPassages,
 } from "../projections/search_index.ts";
-import { passageScopeTokens } from "../src/search/scope.ts";
+import { passageScopeTokens } from "../src/analysis/scope.ts";
 import type { BuildDocument } from "./_search_build_worker.ts";
 import { type CorpusFile, loadCorpus } from "./_corpus_text.ts";
 import { benchDebianQuality, benchQuality } from "./_search_quality.ts";

@@ -31,17 +31,17 @@ import type { EventType, RecordedEvent } from "../events/types.ts";
 import type { Projection } from "./projection.ts";
 import { MAX_PASSAGE_CHARS, type PassageDraft, passagesOf } from "./_passages.ts";
 import { statement } from "./_statements.ts";
-import { isUnspacedToken } from "../src/search/folding.ts";
+import { isUnspacedToken } from "../src/analysis/folding.ts";
 import {
   type AnalysisOptions,
   analyze,
   DEFAULT_ANALYSIS,
   type LatinLanguage,
   latinLanguageOf,
-} from "../src/search/analysis.ts";
-import { passageFields, type StoredDocument, type StoredPassage } from "../src/search/fields.ts";
+} from "../src/analysis/analysis.ts";
+import { passageFields, type StoredDocument, type StoredPassage } from "../src/analysis/fields.ts";
 import { type LexicalOptions, lexicalSearch, type RankingOptions } from "../src/search/lexical.ts";
-import { passageScopeTokens, type SearchScope } from "../src/search/scope.ts";
+import { passageScopeTokens, type SearchScope } from "../src/analysis/scope.ts";
 
 export { MAX_PASSAGE_CHARS };
 

@@ -31,14 +31,7 @@ import {
 import { addPerson, requirePerson } from "../domain/people.ts";
 import { requestProcessing } from "../domain/documents.ts";
 import { maskKey } from "../domain/key_format.ts";
-import {
-  helpText,
-  manyFlag,
-  parseCommand,
-  type Parsed,
-  requireFlag,
-  UsageError,
-} from "./args.ts";
+import { helpText, manyFlag, parseCommand, type Parsed, requireFlag, UsageError } from "./args.ts";
 import { extraCommands } from "./extra_commands.ts";
 import { type Command, type CommandContext, progress, progressDone } from "./_command.ts";
 

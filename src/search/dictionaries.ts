@@ -14,8 +14,8 @@
  * @module
  */
 import { stemmer as english } from "@orama/stemmers/english";
-import { analyze, type LatinLanguage } from "./analysis.ts";
-import { foldCharacters, UNSPACED_RUN } from "./folding.ts";
+import { analyze, type LatinLanguage } from "../analysis/analysis.ts";
+import { foldCharacters, UNSPACED_RUN } from "../analysis/folding.ts";
 
 /**
  * Questions in another language translated towards English pages: measured and off. Main set held-out

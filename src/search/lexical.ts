@@ -34,10 +34,10 @@ import {
   quoteTerm,
   termExpression,
   TermMatcher,
-} from "./analysis.ts";
+} from "../analysis/analysis.ts";
 import { type Dictionaries, installedDictionaries } from "./dictionaries.ts";
-import { passageFields } from "./fields.ts";
-import { isEmptyScope, scopeTokens, type SearchScope } from "./scope.ts";
+import { passageFields } from "../analysis/fields.ts";
+import { isEmptyScope, scopeTokens, type SearchScope } from "../analysis/scope.ts";
 import { translateTerms } from "./translation.ts";
 
 /** Which parts of the ranking run (all by default; the search benchmark turns them off one at a time). */

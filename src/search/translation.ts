@@ -19,9 +19,9 @@ import {
   indexTermsOf,
   latinLanguageOf,
   type QueryTerm,
-} from "./analysis.ts";
+} from "../analysis/analysis.ts";
 import { type Dictionaries, TRANSLATE_BACK } from "./dictionaries.ts";
-import { foldCharacters, UNSPACED_RUN } from "./folding.ts";
+import { foldCharacters, UNSPACED_RUN } from "../analysis/folding.ts";
 
 const LATIN_WORD = /^[\p{Script=Latin}]+$/u;
 /** A question holding Cyrillic, Arabic, Chinese or Japanese is asked in that language. */

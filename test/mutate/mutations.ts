@@ -28,7 +28,7 @@ const CLI = "test/e2e/cli_commands_test.ts";
 const REPLAY = "test/projections/replay_search_test.ts";
 const RANKING_SCOPE = "test/search/ranking_scope_test.ts";
 const SEARCH_LANGUAGES = "test/mcp/search_languages_test.ts";
-const ANALYSIS = "test/search/analysis_test.ts";
+const ANALYSIS = "test/analysis/analysis_test.ts";
 const OAUTH_LIMITS = "test/auth/oauth_limits_test.ts";
 const OAUTH_FLOW = "test/auth/oauth_flow_test.ts";
 const SSE = "test/mcp/sse_test.ts";
@@ -657,28 +657,28 @@ export const MUTATIONS: Mutation[] = [
   },
   {
     name: "search: Russian stemming off by default",
-    file: "src/search/analysis.ts",
+    file: "src/analysis/analysis.ts",
     from: "  russianStemming: true,",
     to: "  russianStemming: false,",
     tests: [SEARCH_LANGUAGES],
   },
   {
     name: "search: Russian words not stemmed",
-    file: "src/search/analysis.ts",
+    file: "src/analysis/analysis.ts",
     from: 'if (options.russianStemming && CYRILLIC.test(word)) return stem("ru", word);',
     to: "if (options.russianStemming && CYRILLIC.test(word)) return word;",
     tests: [SEARCH_LANGUAGES, ANALYSIS],
   },
   {
     name: "search: a Russian stem not indexed stemmed again (romanam meets roman no more)",
-    file: "src/search/analysis.ts",
+    file: "src/analysis/analysis.ts",
     from: "  return again === term ? null : again;",
     to: "  return null;",
     tests: [ANALYSIS],
   },
   {
     name: "search: a document's scope token without its person",
-    file: "src/search/scope.ts",
+    file: "src/analysis/scope.ts",
     from: "return `\\ue0003${digits(`${personId}/${documentId}`)}`;",
     to: "return `\\ue0003${digits(documentId)}`;",
     tests: [RANKING_SCOPE],

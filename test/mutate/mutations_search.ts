@@ -20,7 +20,7 @@ export const MUTATIONS_SEARCH: Mutation[] = [
   },
   {
     name: "a Chinese or Japanese translation's phrase is not matched in the text (its term frequency is 0)",
-    file: "src/search/analysis.ts",
+    file: "src/analysis/analysis.ts",
     from: "if (following.every((set, k) => set.has(start + k + 1))) out[index]!.push(start);",
     to: "if (following.every((set, k) => set.has(start + k + 2))) out[index]!.push(start);",
     tests: [CROSS_LANGUAGE],

@@ -8,7 +8,7 @@ import { unzipSync } from "fflate";
 import type { EventData, EventType, ProcessedPage, RecordedEvent } from "../../events/types.ts";
 import { projectionDigest } from "../../projections/digest.ts";
 import { openProjector, type Projector } from "../../projections/projector.ts";
-import { DEFAULT_ANALYSIS } from "../../src/search/analysis.ts";
+import { DEFAULT_ANALYSIS } from "../../src/analysis/analysis.ts";
 import {
   analysisVersion,
   createSearchIndexProjection,

@@ -10,7 +10,7 @@ import { unzipSync } from "fflate";
 import type { EventData, EventType, ProcessedPage, RecordedEvent } from "../../events/types.ts";
 import { openProjector, type Projector } from "../../projections/projector.ts";
 import { searchIndexProjection, type SearchOptions, searchPassages } from "../../projections/search_index.ts";
-import { analyze, indexTermsOf, queryTerms, TermMatcher } from "../../src/search/analysis.ts";
+import { analyze, indexTermsOf, queryTerms, TermMatcher } from "../../src/analysis/analysis.ts";
 import { Dictionaries, loadDictionaries } from "../../src/search/dictionaries.ts";
 import { CORPUS_DIR } from "../helpers/corpus.ts";
 import { needs } from "../helpers/dependencies.ts";

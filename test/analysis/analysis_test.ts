@@ -11,7 +11,7 @@ import {
   latinLanguageOf,
   queryTerms,
   TermMatcher,
-} from "../../src/search/analysis.ts";
+} from "../../src/analysis/analysis.ts";
 
 /** Whether every term of a query would find the text, analyzed as the index analyzes it. */
 function finds(query: string, text: string, options = DEFAULT_ANALYSIS): boolean {

@@ -70,6 +70,6 @@ Deno.test("an unknown --only is refused with the module names, before anything r
   const stderr = new TextDecoder().decode(output.stderr);
   assert.match(
     stderr,
-    /Unknown benchmark "nope": use one of protocol, call_cost, search, search_serve, semantic, ingest, page_views, standard, replay, startup, postgres, replica_cpu, replica_startup, soak\n$/,
+    /Unknown benchmark "nope": use one of protocol, call_cost, search, search_serve, semantic, ingest, page_views, standard, replay, startup, postgres, replica_cpu, replica_startup, soak, soak_cluster\n$/,
   );
 });

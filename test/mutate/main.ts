@@ -7,6 +7,7 @@
  * ```sh
  * deno task mutate                 # every mutation
  * deno task mutate --only search   # those whose name contains "search" (--only may repeat)
+ * deno task mutate --file mutations_mutants   # only the entries of that list (--file may repeat)
  * deno task mutate --list          # names and files only
  * ```
  *
@@ -22,6 +23,13 @@
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type Mutation, MUTATIONS } from "./mutations.ts";
+import { MUTATIONS_MUTANTS } from "./mutations_mutants.ts";
+
+/** Every list of mutations, by the name of its file (without `.ts`). */
+const LISTS: Readonly<Record<string, Mutation[]>> = {
+  mutations: MUTATIONS,
+  mutations_mutants: MUTATIONS_MUTANTS,
+};
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const TEST_FLAGS = [
@@ -127,8 +135,20 @@ function summary(output: string): string {
 
 if (import.meta.main) {
   const wanted = Deno.args.flatMap((arg, i) => Deno.args[i - 1] === "--only" ? [arg] : []);
-  const only = wanted.join(" | ");
-  const chosen = MUTATIONS.filter((mutation) =>
+  const listNames = Deno.args.flatMap((arg, i) =>
+    Deno.args[i - 1] === "--file" ? [arg.replace(/\.ts$/, "")] : []
+  );
+  for (const name of listNames) {
+    if (!(name in LISTS)) {
+      console.error(`No mutation list "${name}": the lists are ${Object.keys(LISTS).join(", ")}.`);
+      Deno.exit(2);
+    }
+  }
+  const only = [...listNames.map((name) => `--file ${name}`), ...wanted.map((part) => `--only ${part}`)].join(
+    " ",
+  );
+  const lists = listNames.length === 0 ? Object.values(LISTS) : listNames.map((name) => LISTS[name]!);
+  const chosen = lists.flat().filter((mutation) =>
     wanted.length === 0 || wanted.some((part) => mutation.name.includes(part))
   );
   if (Deno.args.includes("--list")) {
@@ -172,7 +192,7 @@ if (import.meta.main) {
       console.log(`[${index + 1}/${chosen.length}] ${line}`);
     }
     const report = [
-      `deno task mutate${only ? ` --only ${only}` : ""}: ${new Date().toISOString()}, at ${head}`,
+      `deno task mutate${only ? ` ${only}` : ""}: ${new Date().toISOString()}, at ${head}`,
       `${chosen.length - bad} of ${chosen.length} mutations caught; ${bad} survived, stale or timed out.`,
       ...lines.filter((line) => !line.startsWith("caught")),
       "",

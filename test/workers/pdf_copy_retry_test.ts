@@ -3,7 +3,8 @@
  * a Word file LibreOffice cannot convert is converted once however often the
  * worker looks; a copy whose text cannot be placed on its pages is recorded
  * as failed after one conversion; and a copy whose outcome the log refuses is
- * tried three times, then recorded as failed, and made again only when asked.
+ * tried three times, waiting longer each time, then recorded as failed, and
+ * made again only when asked.
  * Each failure is a `PdfCopyFailed` event, and the API's document shows it.
  * LibreOffice is the real one, run through a `soffice` on the converter's
  * search path that counts its runs.
@@ -146,7 +147,7 @@ Deno.test("a copy whose text cannot be placed on its pages is recorded as failed
   assert.match(shown.reason ?? "", /^The PDF copy was made, but the text could not be placed on its pages: /);
 });
 
-Deno.test("a copy whose outcome the log refuses is tried three times, recorded as failed, and made again only when asked", async () => {
+Deno.test("a copy whose outcome the log refuses is tried three times, waiting longer each time, then recorded as failed, and made again only when asked", async () => {
   await using soffice = await countingLibreOffice();
   await using server = await testServer();
   const app = server.app;
@@ -160,15 +161,22 @@ Deno.test("a copy whose outcome the log refuses is tried three times, recorded a
       return { ...read, pages: read.pages.map((page) => ({ ...page, marked: "yes" as unknown as boolean })) };
     },
   };
-  const worker = new PdfCopyWorker(app, {
-    convert: { searchPath: soffice.bin },
-    reader: badMarks,
-    retryMs: 0,
-  });
+  const retryMs = 1000;
+  const worker = new PdfCopyWorker(app, { convert: { searchPath: soffice.bin }, reader: badMarks, retryMs });
   const console = quiet();
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
   try {
-    await kicks(worker, COPY_TRIES + 3);
-    assert.equal(await soffice.runs(), COPY_TRIES, `${COPY_TRIES} conversions; ${console.lines.join("\n")}`);
+    // Each try waits longer than the last: a kick before the wait is over starts nothing.
+    for (let tried = 1; tried <= COPY_TRIES; tried++) {
+      await kicks(worker, 1);
+      assert.equal(await soffice.runs(), tried, `try ${tried}; ${console.lines.join("\n")}`);
+      if (tried === COPY_TRIES) break;
+      await kicks(worker, 1);
+      assert.equal(await soffice.runs(), tried, `a kick before the wait after try ${tried} is over`);
+      await sleep(retryMs * 4 ** (tried - 1) + 100);
+    }
+    await kicks(worker, 3);
+    assert.equal(await soffice.runs(), COPY_TRIES, "no try after the last");
     assert.deepEqual(copyEvents(app, documentId), [
       ...Array(COPY_TRIES).fill("PdfCopyStarted"),
       "PdfCopyFailed",

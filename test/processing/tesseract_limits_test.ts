@@ -3,7 +3,8 @@
  * address-space limit (the memory setting), a CPU-time limit (the timeout),
  * a file-size limit and a limit on open files, set by `prlimit` before
  * Tesseract starts. The test reads the limits of the real `tesseract`
- * processes this test process starts, from `/proc`, while they run.
+ * processes this test process starts, from `/proc` (through a shell loop:
+ * the test task may run programs, not read `/proc`), while they run.
  */
 import assert from "node:assert/strict";
 import { createTesseract, probeTesseract } from "../../src/processing/transcribers/tesseract.ts";
@@ -25,23 +26,28 @@ function page(width: number, height: number): Uint8Array {
   return out;
 }
 
-/** The `/proc/<pid>/limits` lines of this process's `tesseract` children running now. */
-function tesseractChildren(): Map<number, string> {
-  const found = new Map<number, string>();
-  for (const entry of Deno.readDirSync("/proc")) {
-    if (!/^\d+$/.test(entry.name)) continue;
-    try {
-      const stat = Deno.readTextFileSync(`/proc/${entry.name}/stat`);
-      // pid (comm) state ppid …: comm may hold spaces, so read past its closing parenthesis.
-      const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      if (comm !== "tesseract" || ppid !== Deno.pid) continue;
-      found.set(Number(entry.name), Deno.readTextFileSync(`/proc/${entry.name}/limits`));
-    } catch {
-      // The process ended meanwhile.
-    }
-  }
-  return found;
+/**
+ * Watches this process's `tesseract` children while they run: a shell loop
+ * (reading `/proc` needs no more than running it) prints each one's
+ * `/proc/<pid>/limits` every 10 ms. Returns what it saw, by pid, once stopped.
+ */
+function watchTesseract(): { stop(): Promise<Map<number, string>> } {
+  const script = `while :; do for p in $(pgrep -P ${Deno.pid} -x tesseract); do ` +
+    `echo "pid $p"; cat /proc/$p/limits 2>/dev/null; echo end; done; sleep 0.01; done`;
+  const child = new Deno.Command("sh", { args: ["-c", script], stdout: "piped", stderr: "null" }).spawn();
+  const output = new Response(child.stdout).text();
+  return {
+    async stop() {
+      child.kill("SIGKILL");
+      await child.status;
+      const seen = new Map<number, string>();
+      for (const block of (await output).split("end\n")) {
+        const match = /^pid (\d+)\n([\s\S]*Max open files[^\n]*\n[\s\S]*)$/.exec(block);
+        if (match) seen.set(Number(match[1]), match[2]!);
+      }
+      return seen;
+    },
+  };
 }
 
 function limit(limits: string, name: string): string {
@@ -61,14 +67,12 @@ Deno.test("every Tesseract run carries the memory, CPU-time, file-size and open-
     timeoutMs: 60_000,
     concurrency: 1,
   });
-  const seen = new Map<number, string>();
-  const watch = setInterval(() => {
-    for (const [pid, limits] of tesseractChildren()) seen.set(pid, limits);
-  }, 10);
+  const watch = watchTesseract();
+  let seen: Map<number, string>;
   try {
     await tesseract.transcribe({ bytes: page(600, 800), format: "pgm", dpi: 300 }, {});
   } finally {
-    clearInterval(watch);
+    seen = await watch.stop();
   }
   assert.ok(seen.size >= 1, "a tesseract process was seen running");
   for (const [pid, limits] of seen) {

@@ -278,6 +278,15 @@ export const MUTATIONS_MUTANTS: Mutation[] = [
     tests: [LEASE_SYNC],
   },
 
+  {
+    name:
+      "leases: events that leave a lease alone not counted, so a moved document's result is never recorded",
+    file: "src/workers/_lease.ts",
+    from: "this.#version += between.length;",
+    to: "",
+    tests: [LEASE_SYNC],
+  },
+
   // Audit export: the fields that never leave the install
   {
     name: "audit export: invitation and reset links' token hashes exported",

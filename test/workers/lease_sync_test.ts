@@ -3,7 +3,9 @@
  * copy of the log has not seen that yet when its result is refused (its
  * replica follows the log only when it asks): the refusal makes it read the
  * log again, see the other worker's claim, and drop its result, saying so —
- * no error, no retries, one result in the log.
+ * no error, no retries, one result in the log. And a document changed
+ * meanwhile in a way that leaves the lease alone (moved to another folder)
+ * still gets the result, at the version after the change.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -12,14 +14,15 @@ import { getDocument } from "../../projections/catalogue.ts";
 import { ALL_PROJECTIONS } from "../../projections/all.ts";
 import { openProjector } from "../../projections/projector.ts";
 import { openApp, SergoApp } from "../../src/app.ts";
-import { recordUpload } from "../../src/domain/documents.ts";
+import { moveDocument, recordUpload } from "../../src/domain/documents.ts";
+import { createFolder } from "../../src/domain/folders.ts";
 import { addPerson } from "../../src/domain/people.ts";
 import { openPostgresBlobStore } from "../../src/postgres_blob_store.ts";
 import { createExtractionPool } from "../../src/processing/worker_pool.ts";
 import { type Extractor, ProcessingWorker } from "../../src/workers/processing_worker.ts";
 import { CORPUS_DIR } from "../helpers/corpus.ts";
 import { testDatabase } from "../helpers/postgres.ts";
-import { tempDir } from "../helpers/temp.ts";
+import { tempApp, tempDir } from "../helpers/temp.ts";
 import { within } from "../helpers/wait.ts";
 
 Deno.test("PostgreSQL leases: a worker refused before it sees the takeover loses its lease and drops its result, without an error", async () => {
@@ -104,4 +107,53 @@ Deno.test("PostgreSQL leases: a worker refused before it sees the takeover loses
     await a.close();
     await b.close();
   }
+});
+
+Deno.test("leases: a document moved to another folder while it is read still gets its result, once", async () => {
+  await using t = await tempApp();
+  const app = t.app;
+  const ava = await addPerson(app, { name: "Ava Bennett", email: "ava@example.com" });
+  const folder = await createFolder(app, { personId: ava.person_id, parentId: null, name: "Notes" }, "t");
+  const bytes = await Deno.readFile(`${CORPUS_DIR}/pdf/japanese-tex-notes.pdf`);
+  const doc = await recordUpload(app, {
+    personId: ava.person_id,
+    folderId: null,
+    name: "notes.pdf",
+    sha256: await app.blobs.write(bytes),
+    size: bytes.length,
+    type: "pdf",
+    preset: "basic",
+  }, "t");
+  const pool = createExtractionPool({ concurrency: 1 });
+  const gate = Promise.withResolvers<void>();
+  const started = Promise.withResolvers<void>();
+  const stalled: Extractor = {
+    async extract(data, name) {
+      started.resolve();
+      await gate.promise;
+      return await pool.extract(data, name);
+    },
+  };
+  const worker = new ProcessingWorker(app, stalled, { workerId: "serve", leaseMs: 60_000 });
+  try {
+    worker.kick();
+    await within(started.promise, { ms: 30_000, what: "the reading of the upload" });
+    // The person moves it meanwhile: an event the lease does not end with, between its claim and its result.
+    await moveDocument(app, {
+      personId: ava.person_id,
+      documentId: doc.document_id,
+      folderId: folder.folder_id,
+    }, "t");
+    gate.resolve();
+    await within(worker.drain(), { ms: 60_000, what: "the reading's end" });
+  } finally {
+    gate.resolve();
+    await worker.stop();
+    await pool.close();
+  }
+  const types = app.store.readStream(`document-${doc.document_id}`).map((e) => e.type)
+    .filter((type) => type !== "ProcessingLeaseRenewed");
+  assert.deepEqual(types, ["DocumentUploaded", "ProcessingStarted", "DocumentMoved", "DocumentProcessed"]);
+  const row = getDocument(app.db, doc.document_id)!;
+  assert.deepEqual([row.status, row.folder_id], ["searchable", folder.folder_id]);
 });

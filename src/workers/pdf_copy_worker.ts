@@ -12,6 +12,13 @@
  * always of the person whose copy started longest ago, so one person's
  * backlog cannot hold up another's files.
  *
+ * A copy that fails is recorded as failed (`PdfCopyFailed`, which the
+ * console and the API show) and not made again until asked: LibreOffice's
+ * refusal, and text that cannot be placed on the copy's pages, at once. A
+ * copy whose outcome cannot be recorded at all is tried again after
+ * {@linkcode COPY_RETRY_MS}, then four times as long, and after
+ * {@linkcode COPY_TRIES} tries its failure is recorded instead.
+ *
  * @module
  */
 import type { ProcessedPage, SergoEvent } from "../../events/types.ts";

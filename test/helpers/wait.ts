@@ -21,9 +21,16 @@ export interface WaitOptions {
   everyMs?: number;
 }
 
+/** A wait that ran out (its message is the sentence). */
+class WaitTimeout extends Error {
+  override name = "WaitTimeout";
+}
+
 function late(options: WaitOptions, detail?: string): Error {
-  const seconds = options.ms >= 1000 ? `${options.ms / 1000} s` : `${options.ms} ms`;
-  return new Error(`Waited ${seconds}, and ${options.what} did not happen${detail ? `: ${detail}` : ""}`);
+  const seconds = options.ms >= 1000 ? `${Math.round(options.ms / 1000)} s` : `${options.ms} ms`;
+  return new WaitTimeout(
+    `Waited ${seconds}, and ${options.what} did not happen${detail ? `: ${detail}` : ""}`,
+  );
 }
 
 /**
@@ -37,10 +44,16 @@ export async function waitFor<T>(
 ): Promise<NonNullable<T>> {
   const deadline = Date.now() + options.ms;
   for (;;) {
-    const value = await within(Promise.resolve(condition()), {
-      ms: Math.max(1, deadline - Date.now()),
-      what: options.what,
-    });
+    let value: T;
+    try {
+      value = await within(Promise.resolve(condition()), {
+        ms: Math.max(1, deadline - Date.now()),
+        what: "",
+      });
+    } catch (error) {
+      if (error instanceof WaitTimeout) throw late(options, options.detail?.());
+      throw error;
+    }
     if (value) return value as NonNullable<T>;
     if (Date.now() >= deadline) throw late(options, options.detail?.());
     await new Promise((resolve) =>
@@ -74,11 +87,16 @@ export async function readUntil(
   const deadline = Date.now() + options.ms;
   let text = options.text ?? "";
   while (!done(text)) {
-    const { value, done: ended } = await within(reader.read(), {
-      ...options,
-      ms: Math.max(1, deadline - Date.now()),
-      what: `${options.what} (read so far: ${JSON.stringify(text.slice(-300))})`,
-    });
+    let read: ReadableStreamReadResult<string>;
+    try {
+      read = await within(reader.read(), { ms: Math.max(1, deadline - Date.now()), what: "" });
+    } catch (error) {
+      if (error instanceof WaitTimeout) {
+        throw late(options, `read so far: ${JSON.stringify(text.slice(-300))}`);
+      }
+      throw error;
+    }
+    const { value, done: ended } = read;
     if (ended) {
       throw new Error(`The stream ended before ${options.what}: ${JSON.stringify(text.slice(-300))}`);
     }

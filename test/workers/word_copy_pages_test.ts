@@ -47,8 +47,8 @@ const MIN_AGREEMENT = 0.95;
 const RTL_SHARE = 0.1;
 /** How much longer (in words) than its copy page a page may be: a few percent, and two words. */
 const MAX_LONGER = 1.03;
-/** How long making every copy may take (about a minute on an idle machine). */
-const COPIES_MS = 6 * 60_000;
+/** How long making every copy may take (about a minute on an idle machine; over 6 under a loaded one's). */
+const COPIES_MS = 15 * 60_000;
 
 type Tool = (name: string, args: Record<string, unknown>) => Promise<{
   content: Array<Record<string, string>>;

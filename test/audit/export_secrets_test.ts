@@ -1,8 +1,10 @@
 /**
  * What never leaves the install in a person's audit export: the hash of every
  * credential they were given — password, invitation and reset links, console
- * sign-ins, personal keys, agent keys and their rolls. Each record that held
- * one says which field it left out, and the export still verifies.
+ * sign-ins, personal keys, agent keys and their rolls — nor any document's
+ * content: a Word file's reading keeps each page's hash, not its text, its
+ * chunks or its headings. Each record says which fields it left out, and the
+ * export still verifies.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -12,7 +14,12 @@ import { verifyExport } from "../../src/audit/verify.ts";
 import { hashPassword } from "../../src/auth/passwords.ts";
 import { createAgentKey, createPersonalKey, issueLoginToken, rollAgentKey } from "../../src/domain/keys.ts";
 import { addPerson, issuePasswordLink, setPasswordHash } from "../../src/domain/people.ts";
+import { recordUpload } from "../../src/domain/documents.ts";
+import { createExtractionPool } from "../../src/processing/worker_pool.ts";
+import { ProcessingWorker } from "../../src/workers/processing_worker.ts";
+import { CORPUS_DIR } from "../helpers/corpus.ts";
 import { tempApp } from "../helpers/temp.ts";
+import { within } from "../helpers/wait.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = any;
@@ -69,4 +76,61 @@ Deno.test("an audit export holds no credential's hash: password, links, sign-ins
   }
   const verified = await verifyExport(out);
   assert.ok(verified.ok, JSON.stringify(verified));
+});
+
+Deno.test("an audit export of a Word file's reading holds each page's hash, none of its text, chunks or headings", async () => {
+  await using t = await tempApp();
+  const app = t.app;
+  await ensureSigningKey(app.dataDir);
+  const ava = await addPerson(app, { name: "Ava Bennett", email: "ava@example.com" });
+  const bytes = await Deno.readFile(`${CORPUS_DIR}/docx/docling-nested-lists.docx`);
+  const doc = await recordUpload(app, {
+    personId: ava.person_id,
+    folderId: null,
+    name: "lists.docx",
+    sha256: await app.blobs.write(bytes),
+    size: bytes.length,
+    type: "docx",
+    preset: "basic",
+  }, `person-${ava.person_id}`);
+  const pool = createExtractionPool({ concurrency: 1 });
+  try {
+    const worker = new ProcessingWorker(app, pool, { workerId: "test" });
+    worker.kick();
+    await within(worker.drain(), { ms: 60_000, what: "the reading of the Word file" });
+  } finally {
+    await pool.close();
+  }
+  const read = app.store.readStream(`document-${doc.document_id}`).find((e) =>
+    e.type === "DocumentProcessed"
+  );
+  assert.ok(read?.type === "DocumentProcessed");
+  const chunks = read.data.pages.flatMap((page) => page.chunks ?? []);
+  assert.ok(chunks.length > 0 && read.data.pages.every((page) => page.text.length > 0), "a Word file read");
+  const out = join(t.dir, "ava.jsonl");
+  await exportAudit({
+    store: app.store,
+    projectionsDb: app.db,
+    dataDir: app.dataDir,
+    personId: ava.person_id,
+    format: "jsonl",
+    out,
+  });
+  const text = await Deno.readTextFile(out);
+  const record = text.split("\n").map((line) => line && JSON.parse(line)).find((r: Json) =>
+    r?.type === "DocumentProcessed"
+  );
+  assert.ok(record, "the reading is in the export");
+  for (const page of record.data.pages) {
+    assert.deepEqual(Object.keys(page).filter((k) => ["text", "chunks"].includes(k)), []);
+  }
+  for (const chunk of chunks) {
+    for (const piece of [chunk.text, chunk.section].filter((s): s is string => !!s && s.length >= 12)) {
+      assert.ok(
+        !text.includes(JSON.stringify(piece).slice(1, -1).slice(0, 60)),
+        `"${piece.slice(0, 60)}" is exported`,
+      );
+    }
+  }
+  assert.ok((await verifyExport(out)).ok);
 });

@@ -335,7 +335,7 @@ export const MUTATIONS_MUTANTS: Mutation[] = [
     file: "src/audit/_record.ts",
     from: "const { text, chunks: _chunks, notes, ...rest } = page;",
     to: "const { text, notes, ...rest } = page;",
-    tests: [AUDIT_EXPORT],
+    tests: [AUDIT_SECRETS],
   },
 
   // PDF copies: a copy that fails the same way every time is not made again and again

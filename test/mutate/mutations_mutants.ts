@@ -270,13 +270,6 @@ export const MUTATIONS_MUTANTS: Mutation[] = [
     to: "LIMIT ${check ? 2001 : 1000}`;",
     tests: [PG_CATCH_UP],
   },
-  {
-    name: "leases: a worker that lost its lease throws instead of dropping its result",
-    file: "src/workers/_lease.ts",
-    from: "          this.#lose(taken);\n          return false;",
-    to: "          this.#lose(taken);\n          throw new Error(`lost`);",
-    tests: [LEASE_SYNC],
-  },
 
   {
     name:

@@ -171,6 +171,8 @@ if (import.meta.main) {
       console.error(
         `The unmutated tests did not finish in ${BASELINE_TIMEOUT_MS / 60_000} minutes: stopped.`,
       );
+      // Deno.exit skips the finally below: the scratch copy is removed here.
+      await Deno.remove(dir, { recursive: true });
       Deno.exit(2);
     }
     if (baseline.code !== 0) {
@@ -179,6 +181,8 @@ if (import.meta.main) {
       console.error([...new Set(failures)].join("\n"));
       console.error(baseline.output.split("\n").slice(-40).join("\n"));
       console.error("The tests fail without any mutation: fix them first.");
+      // Deno.exit skips the finally below: the scratch copy is removed here.
+      await Deno.remove(dir, { recursive: true });
       Deno.exit(2);
     }
     console.log(`Baseline passed in ${minutes} min`);

@@ -23,6 +23,9 @@ import { needs } from "../helpers/dependencies.ts";
 import { testServer } from "../http/_server.ts";
 import { within } from "../helpers/wait.ts";
 
+/** Tries of a copy whose outcome cannot be recorded, as documented (not the code's constant: a test of it). */
+const COPY_TRIES = 3;
+
 /** A search path whose `soffice` counts its runs, then runs the real LibreOffice. */
 async function countingLibreOffice(): Promise<{ bin: string; runs(): Promise<number> } & AsyncDisposable> {
   const soffice = await needs("soffice");

@@ -16,7 +16,7 @@ import { recordUpload, requestPdfCopy } from "../../src/domain/documents.ts";
 import { addPerson } from "../../src/domain/people.ts";
 import { documentJson } from "../../src/http/api.ts";
 import { createExtractionPool } from "../../src/processing/worker_pool.ts";
-import { COPY_TRIES, type CopyReader, PdfCopyWorker } from "../../src/workers/pdf_copy_worker.ts";
+import { type CopyReader, PdfCopyWorker } from "../../src/workers/pdf_copy_worker.ts";
 import { ProcessingWorker } from "../../src/workers/processing_worker.ts";
 import { CORPUS_DIR } from "../helpers/corpus.ts";
 import { needs } from "../helpers/dependencies.ts";

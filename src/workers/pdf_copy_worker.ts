@@ -12,6 +12,13 @@
  * always of the person whose copy started longest ago, so one person's
  * backlog cannot hold up another's files.
  *
+ * A copy that fails is recorded as failed (`PdfCopyFailed`, which the
+ * console and the API show) and not made again until asked: LibreOffice's
+ * refusal, and text that cannot be placed on the copy's pages, at once. A
+ * copy whose outcome cannot be recorded at all is tried again after
+ * {@linkcode COPY_RETRY_MS}, then four times as long, and after
+ * {@linkcode COPY_TRIES} tries its failure is recorded instead.
+ *
  * @module
  */
 import type { ProcessedPage, SergoEvent } from "../../events/types.ts";
@@ -46,7 +53,23 @@ export interface PdfCopyWorkerOptions {
   workerId?: string;
   /** How long a claim on a copy keeps others away (renewed every third of it while LibreOffice works). */
   leaseMs?: number;
+  /** The wait before a copy whose outcome could not be recorded is tried again (4 times longer each time). */
+  retryMs?: number;
 }
+
+/** Tries of a copy whose outcome could not be recorded. */
+interface CopyTries {
+  tries: number;
+  /** `Date.now()` before which the next try does not start. */
+  notBefore: number;
+  /** The document stream's version at the last failed try: a request past it is a new ask. */
+  version: number;
+}
+
+/** Tries of a copy whose outcome cannot be recorded, the last of which records its failure instead. */
+export const COPY_TRIES = 3;
+/** The wait before the second try of such a copy (the third waits four times as long). */
+export const COPY_RETRY_MS = 30_000;
 
 /** A PDF copy as a lease: `PdfCopyStarted`, renewed, ended by the copy, its failure, a new request or another claim. */
 function copyLease(app: SergoApp): LeaseKind {
@@ -83,6 +106,9 @@ export class PdfCopyWorker {
   readonly #convert: ConvertOptions;
   readonly #workerId: string;
   readonly #leaseMs: number;
+  readonly #retryMs: number;
+  /** Copies whose outcome could not be recorded: tries so far, and when the next may start. */
+  readonly #tries = new Map<string, CopyTries>();
   #stopped = false;
 
   /** Creates the worker; call {@linkcode kick} to look for work. */
@@ -93,6 +119,56 @@ export class PdfCopyWorker {
     this.#convert = options.convert ?? {};
     this.#workerId = options.workerId ?? "serve";
     this.#leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+    this.#retryMs = options.retryMs ?? COPY_RETRY_MS;
+  }
+
+  /**
+   * Whether a copy waits before its next try: its outcome could not be
+   * recorded lately, or at all after {@linkcode COPY_TRIES} tries (then until
+   * the copy is asked for again).
+   */
+  #waiting(documentId: string): boolean {
+    const tries = this.#tries.get(documentId);
+    if (!tries) return false;
+    if (tries.tries < COPY_TRIES) return Date.now() < tries.notBefore;
+    const asked = this.#app.store.readStream(`document-${documentId}`).slice(tries.version)
+      .some((event) => event.type === "PdfCopyRequested");
+    if (asked) this.#tries.delete(documentId);
+    return !asked;
+  }
+
+  /**
+   * A try whose outcome could not be recorded (the log refused it, or could
+   * not be reached): the next try waits, longer each time, and after the
+   * last the failure is recorded, so the copy is not made again until asked.
+   */
+  async #triedAndFailed(doc: DocumentRow, error: unknown): Promise<void> {
+    const tries = (this.#tries.get(doc.document_id)?.tries ?? 0) + 1;
+    console.error(
+      `PDF copy of ${doc.document_id} failed (try ${tries} of ${COPY_TRIES}): ${reasonOf(error)}`,
+    );
+    const version = this.#app.store.readStream(`document-${doc.document_id}`).length;
+    this.#tries.set(doc.document_id, {
+      tries,
+      notBefore: Date.now() + this.#retryMs * 4 ** (tries - 1),
+      version,
+    });
+    if (tries < COPY_TRIES) return;
+    try {
+      const current = getDocument(this.#app.db, doc.document_id);
+      if (current?.pdf_copy_status !== "pending") return;
+      await this.#app.append(`document-${doc.document_id}`, [{
+        type: "PdfCopyFailed",
+        data: {
+          document_id: doc.document_id,
+          reason: `The PDF copy could not be recorded in ${COPY_TRIES} tries: ${reasonOf(error)}`,
+        },
+        metadata: this.#app.meta("system"),
+      }], { expectedVersion: version });
+      this.#tries.delete(doc.document_id);
+    } catch (again) {
+      console.error(`The failure of the PDF copy of ${doc.document_id} could not be recorded either:`, again);
+    }
   }
 
   /** Looks for pending copies whose document has finished processing. */
@@ -103,15 +179,20 @@ export class PdfCopyWorker {
       if (!doc) return;
       this.#lastTurn.set(doc.person_id, ++this.#turns);
       let recorded = true;
-      const job = this.#copy(doc).catch((error) => {
+      const job = this.#copy(doc).then(() => {
+        this.#tries.delete(doc.document_id);
+      }, async (error) => {
         recorded = false;
-        console.error(pausedOrFailed("The PDF copy", doc.document_id, error));
+        // The database away is not the copy's fault: paused, not counted as a try.
+        if (databaseUnreachable(error)) console.error(pausedOrFailed("The PDF copy", doc.document_id, error));
+        else await this.#triedAndFailed(doc, error);
       })
         .finally(() => {
           this.#inFlight.delete(doc.document_id);
           // A copy whose outcome could not be recorded waits for the next kick, not a tight loop.
           if (recorded) this.kick();
-        });
+        })
+        .catch((error) => console.error(`The PDF copy of ${doc.document_id} failed: ${reasonOf(error)}`));
       this.#inFlight.set(doc.document_id, { personId: doc.person_id, job });
     }
   }
@@ -127,7 +208,7 @@ export class PdfCopyWorker {
       reclaimFor: this.#workerId.startsWith("serve") ? this.#workerId : null,
     };
     for (const doc of copiesReadyPerPerson(this.#app.db, this.#inFlight.size + 1, leases)) {
-      if (this.#inFlight.has(doc.document_id)) continue;
+      if (this.#inFlight.has(doc.document_id) || this.#waiting(doc.document_id)) continue;
       const key: [number, number, number] = [
         busy.get(doc.person_id) ?? 0,
         this.#lastTurn.get(doc.person_id) ?? 0,
@@ -197,11 +278,20 @@ export class PdfCopyWorker {
     await lease.record(() => {
       const current = getDocument(app.db, doc.document_id);
       if (!current || current.pdf_copy_status !== "pending") return null;
-      return made ? this.#copyEvents(current, made) : [{
+      const failed = (why: string): SergoEvent[] => [{
         type: "PdfCopyFailed",
-        data: { document_id: doc.document_id, reason },
+        data: { document_id: doc.document_id, reason: why },
         metadata: app.meta("system"),
       }];
+      if (!made) return failed(reason);
+      try {
+        return this.#copyEvents(current, made);
+      } catch (error) {
+        // Placing the text on the copy's pages fails the same way on every try: record it, do not retry.
+        return failed(
+          `The PDF copy was made, but the text could not be placed on its pages: ${reasonOf(error)}`,
+        );
+      }
     });
   }
 

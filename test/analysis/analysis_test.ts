@@ -97,3 +97,14 @@ Deno.test("analyzed text never holds a private-use character, so no page can for
     (term) => term.terms.length > 0 && term.terms.every((t) => !/\p{Co}/u.test(t)),
   );
 });
+
+Deno.test("German text is stemmed as German: Entwicklungen meets Entwicklung, Bedingungen meets Bedingung", () => {
+  // Words of the corpus's German essay (cg-jung-ejournal-de): plurals only the German stemmer takes back.
+  const text =
+    "Die Entwicklungen der Psychologie und die Bedingungen der Traumata sind nicht einfach zu verstehen";
+  assert.equal(latinLanguageOf(text), "de");
+  assert.ok(finds("Entwicklung", text));
+  assert.ok(finds("Bedingung", text));
+  // English stemming of the page would leave the plurals as they are, and the questions would not find it.
+  assert.ok(!analyze(text, DEFAULT_ANALYSIS).includes("entwicklungen"));
+});

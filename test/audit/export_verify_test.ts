@@ -124,6 +124,17 @@ Deno.test("a person's JSONL export verifies, against the install's public key to
     }
     assert.ok(pages[1]!.text.includes("A rectangle shape with this text inside"), "the deck's second slide");
     assert.ok(!text.includes("with this text inside"), "no page text is exported");
+    // Speaker notes are the deck's content too: a hash each, and none of their words.
+    const notes = pages.flatMap((page, i) => page.notes ? [{ i, notes: page.notes }] : []);
+    assert.deepEqual(notes.map(({ i }) => i), [1, 2], "the second and third slides have notes");
+    for (const { i, notes: said } of notes) {
+      const out = processed.data.pages[i];
+      assert.equal(out.notes_sha256, createHash("sha256").update(said).digest("hex"));
+      assert.ok(!("notes" in out), JSON.stringify(out));
+    }
+    for (const word of ["Some notes", "second slide", "Final notes", "Second line of notes"]) {
+      assert.ok(!text.includes(word), `"${word}" of the speaker notes is exported`);
+    }
     const ben = install.workload.ben;
     assert.ok(
       !text.includes("Ben Ortiz") && !text.includes(ben.personId) && !text.includes("meeting notes"),

@@ -12,6 +12,7 @@ import { deleteAgentKey, rollAgentKey } from "../../src/domain/keys.ts";
 import { appServer, Browser, pkce, startOAuthWorld } from "./_oauth.ts";
 import { replayInto } from "../../projections/replay.ts";
 import { DatabaseSync } from "node:sqlite";
+import { readUntil, within } from "../helpers/wait.ts";
 
 const decoder = new TextDecoder();
 
@@ -476,8 +477,10 @@ Deno.test("a token for /sse opens the SSE stream as its key, and revoking the ap
   const stream = await fetch(`${url}/sse`, { headers: { authorization: `Bearer ${token}` } });
   assert.equal(stream.status, 200);
   const reader = stream.body!.pipeThrough(new TextDecoderStream()).getReader();
-  let text = "";
-  while (!text.includes("\n\n")) text += (await reader.read()).value ?? "";
+  let text = await readUntil(reader, (t) => t.includes("\n\n"), {
+    ms: 10_000,
+    what: "the stream's first event (its endpoint)",
+  });
   const endpoint = /data: (\S+)/.exec(text)![1]!;
   const posted = await fetch(`${url}${endpoint}`, {
     method: "POST",
@@ -486,13 +489,20 @@ Deno.test("a token for /sse opens the SSE stream as its key, and revoking the ap
   });
   assert.equal(posted.status, 202);
   await posted.body?.cancel();
-  text = "";
-  while (!text.includes('"id":5')) text += (await reader.read()).value ?? "";
+  text = await readUntil(reader, (t) => t.includes('"id":5'), {
+    ms: 10_000,
+    what: "the answer to message 5 on the stream",
+  });
   const keyPage = await (await browser.fetch(`/keys/${world.decksKey.keyId}`)).text();
   const grantId = /data-grant="([A-Za-z0-9]+)"/.exec(keyPage)![1]!;
   await (await browser.post(`/oauth/grants/${grantId}/revoke`, [])).body?.cancel();
-  for (;;) {
-    const { done } = await reader.read();
-    if (done) break;
+  // The session ends within a recheck (a second); a stream still open after 10 s fails the test.
+  const ends = (async () => {
+    for (;;) if ((await reader.read()).done) return;
+  })();
+  try {
+    await within(ends, { ms: 10_000, what: "the SSE stream's end after the app was revoked" });
+  } finally {
+    await reader.cancel().catch(() => {});
   }
 });

@@ -16,6 +16,7 @@ import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { type OAuthWorld, startOAuthWorld } from "../auth/_oauth.ts";
 import "../../src/console/assets/snippets.js";
 import { needs } from "../helpers/dependencies.ts";
+import { within } from "../helpers/wait.ts";
 
 interface Snippet {
   id: string;
@@ -144,7 +145,7 @@ async function overStdio(
         const message = JSON.parse(line);
         if (message.id === id) return message;
       }
-      const { value, done } = await reader.read();
+      const { value, done } = await within(reader.read(), { ms: 180_000, what: "the bridge's next output" });
       if (done) throw new Error("The bridge ended before answering");
       buffer += value;
     }

@@ -15,6 +15,7 @@ import { CORPUS_DIR } from "../helpers/corpus.ts";
 import { loadPlaywright } from "./_playwright.ts";
 import { needs } from "../helpers/dependencies.ts";
 import { runCli, TASK_PERMISSIONS, tempDir } from "../helpers/temp.ts";
+import { within } from "../helpers/wait.ts";
 
 const MAIN = new URL("../../main.ts", import.meta.url).pathname;
 const ARTIFACTS = new URL("../artifacts/newcomer/", import.meta.url);
@@ -36,7 +37,7 @@ async function serve(dir: string) {
   const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
   let out = "";
   while (!out.includes("/setup?token=") || !out.endsWith("\n")) {
-    const { value, done } = await reader.read();
+    const { value, done } = await within(reader.read(), { ms: 180_000, what: "serve's next output" });
     if (done) {
       throw new Error(`serve ended: ${out}${new TextDecoder().decode((await child.output()).stderr)}`);
     }

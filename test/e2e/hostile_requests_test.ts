@@ -6,6 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { runCli, TASK_PERMISSIONS, tempDir } from "../helpers/temp.ts";
+import { within } from "../helpers/wait.ts";
 
 /** A `serve` process over a data directory with one person and one agent key. */
 async function startServe(dataDir: string): Promise<
@@ -47,14 +48,14 @@ async function startServe(dataDir: string): Promise<
   const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
   let out = "";
   while (!/at (http:\/\/\S+)/.test(out)) {
-    const { value, done } = await reader.read();
+    const { value, done } = await within(reader.read(), { ms: 180_000, what: "serve's next output" });
     if (done) throw new Error(`serve stopped before it listened: ${out}`);
     out += value;
   }
   const url = /at (http:\/\/\S+)/.exec(out)![1]!;
   const output = async () => {
     for (;;) {
-      const { value, done } = await reader.read();
+      const { value, done } = await within(reader.read(), { ms: 180_000, what: "serve's next output" });
       if (done) return out;
       out += value;
     }

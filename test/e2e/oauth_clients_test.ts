@@ -20,6 +20,7 @@ import type {
 import { loadPlaywright } from "./_playwright.ts";
 import { needs } from "../helpers/dependencies.ts";
 import { startOAuthWorld } from "../auth/_oauth.ts";
+import { within } from "../helpers/wait.ts";
 
 const PYTHON_CLIENT = new URL("../clients/python_oauth.py", import.meta.url).pathname;
 
@@ -114,7 +115,10 @@ Deno.test({
           buffered = buffered.slice(newline + 1);
           return JSON.parse(line);
         }
-        const { value, done } = await lines.read();
+        const { value, done } = await within(lines.read(), {
+          ms: 180_000,
+          what: "the Python client's next line",
+        });
         if (done) {
           const err = await new Response(python.stderr).text();
           throw new Error(`The Python client ended early: ${buffered} ${err.slice(-3000)}`);

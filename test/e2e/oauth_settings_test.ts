@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { TASK_PERMISSIONS, tempDir } from "../helpers/temp.ts";
+import { within } from "../helpers/wait.ts";
 
 function serve(dir: string, env: Record<string, string>): Deno.ChildProcess {
   return new Deno.Command(Deno.execPath(), {
@@ -50,7 +51,7 @@ Deno.test("serve: OAuth discovery is on by default and off with SERGO_OAUTH=off"
     const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
     let out = "";
     while (!/at (http:\/\/\S+)/.test(out)) {
-      const { value, done } = await reader.read();
+      const { value, done } = await within(reader.read(), { ms: 180_000, what: "serve's next output" });
       if (done) break;
       out += value;
     }

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { runCli, TASK_PERMISSIONS, tempDir } from "../helpers/temp.ts";
+import { within } from "../helpers/wait.ts";
 
 function serve(dataDir: string): Deno.ChildProcess {
   return new Deno.Command(Deno.execPath(), {
@@ -24,7 +25,7 @@ async function urlOf(child: Deno.ChildProcess): Promise<string> {
   const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
   let out = "";
   while (!/at (https?:\/\/\S+)/.test(out)) {
-    const { value, done } = await reader.read();
+    const { value, done } = await within(reader.read(), { ms: 180_000, what: "serve's next output" });
     if (done) throw new Error(`serve ended before it listened: ${out}`);
     out += value;
   }

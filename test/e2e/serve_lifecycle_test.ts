@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { TASK_PERMISSIONS, tempDir } from "../helpers/temp.ts";
 import { makeLocalhostCertificate } from "../helpers/certificates.ts";
+import { within } from "../helpers/wait.ts";
 
 function serve(args: string[]): Deno.ChildProcess {
   return new Deno.Command(Deno.execPath(), {
@@ -17,7 +18,7 @@ Deno.test("serve: /healthz answers with version and log head; SIGTERM stops it c
   const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
   let out = "";
   while (!/at (http:\/\/\S+)/.test(out)) {
-    const { value, done } = await reader.read();
+    const { value, done } = await within(reader.read(), { ms: 180_000, what: "serve's next output" });
     if (done) break;
     out += value;
   }
@@ -28,7 +29,7 @@ Deno.test("serve: /healthz answers with version and log head; SIGTERM stops it c
   assert.deepEqual(Object.keys(health.log), ["position", "hash"]);
   child.kill("SIGTERM");
   for (;;) {
-    const { value, done } = await reader.read();
+    const { value, done } = await within(reader.read(), { ms: 180_000, what: "serve's next output" });
     if (done) break;
     out += value;
   }
@@ -63,7 +64,7 @@ Deno.test("serve --cert --key serves https, as clients that take only https URLs
   const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
   let out = "";
   while (!/at (https:\/\/\S+)/.test(out)) {
-    const { value, done } = await reader.read();
+    const { value, done } = await within(reader.read(), { ms: 180_000, what: "serve's next output" });
     if (done) break;
     out += value;
   }

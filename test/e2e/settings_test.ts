@@ -16,6 +16,7 @@ import { searchPassages } from "../../projections/search_index.ts";
 import { CORPUS_DIR } from "../helpers/corpus.ts";
 import { TASK_PERMISSIONS, tempDir } from "../helpers/temp.ts";
 import { makeLocalhostCertificate } from "../helpers/certificates.ts";
+import { within } from "../helpers/wait.ts";
 
 const MAIN = new URL("../../main.ts", import.meta.url).pathname;
 const QUERY = "the performance of the system";
@@ -36,7 +37,7 @@ async function started(child: Deno.ChildProcess): Promise<{ line: string; stop()
   const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
   let out = "";
   while (!/ at https?:\/\/\S+/.test(out)) {
-    const { value, done } = await reader.read();
+    const { value, done } = await within(reader.read(), { ms: 180_000, what: "serve's next output" });
     if (done) {
       throw new Error(`serve ended: ${out}${new TextDecoder().decode((await child.output()).stderr)}`);
     }

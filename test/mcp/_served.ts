@@ -15,6 +15,7 @@ import type { CanRead } from "../../events/types.ts";
 import { createExtractionPool } from "../../src/processing/worker_pool.ts";
 import { ProcessingWorker } from "../../src/workers/processing_worker.ts";
 import { CORPUS_DIR } from "../helpers/corpus.ts";
+import { waitFor } from "../helpers/wait.ts";
 import { type TestServer, testServer } from "../http/_server.ts";
 
 /** A server under test with a person. */
@@ -102,16 +103,18 @@ export async function served(
       }
     },
     async copy() {
-      server.services.kick();
-      for (;;) {
-        const pending = app.db.prepare(
-          "SELECT count(*) AS n FROM cat_documents WHERE pdf_copy_status = 'pending'",
-        )
-          .get() as { n: number };
-        if (pending.n === 0) return;
-        await new Promise((resolve) => setTimeout(resolve, 100));
+      const pending = () =>
+        app.db.prepare("SELECT name FROM cat_documents WHERE pdf_copy_status = 'pending'").all()
+          .map((row) => row.name as string);
+      await waitFor(() => {
         server.services.kick();
-      }
+        return pending().length === 0;
+      }, {
+        ms: 180_000,
+        everyMs: 100,
+        what: "every pending PDF copy is made or its failure recorded",
+        detail: () => `still pending: ${pending().join(", ")}`,
+      });
     },
     async key(name, canRead) {
       return (await createAgentKey(

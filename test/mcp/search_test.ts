@@ -58,6 +58,7 @@ Deno.test("search takes at most half of limit, rounded up, from one document, an
     });
     if (result.content[0]!.text === "Nothing past this point.") break;
     pages++;
+    assert.ok(pages <= 100, "paging never ends: 100 pages of 3 excerpts, and still more offered");
     let count = 0;
     for (const group of groups) {
       assert.ok(group.hits.length <= 2, `at most 2 of 3 from ${group.document}`);
@@ -91,7 +92,8 @@ Deno.test("search depth is a setting: no more passages than it across all offset
   async function total(settings: { searchDepth?: number }): Promise<number> {
     const handler = createMcpEndpoint({ db: fixture.db, store: fixture.store, settings });
     let offset = 0;
-    for (;;) {
+    for (let asked = 1;; asked++) {
+      assert.ok(asked <= 100, "paging never ends: 100 searches, and still more offered");
       const result = await callTool(handler, keys.all, "search", {
         query: "the performance of the server",
         limit: 20,

@@ -1,7 +1,8 @@
 /**
  * Every planted bug `deno task mutate` knows: the first list and the lists
  * each area keeps in its own file (`mutations_<area>.ts`), so that adding
- * entries for one area does not touch another's.
+ * entries for one area does not touch another's. `--file NAME` picks lists
+ * by their file's name.
  *
  * @module
  */
@@ -9,19 +10,24 @@ import { type Mutation, MUTATIONS } from "./mutations.ts";
 import { MUTATIONS_CHATGPT } from "./mutations_chatgpt.ts";
 import { MUTATIONS_CONSOLE } from "./mutations_console.ts";
 import { MUTATIONS_EDGE } from "./mutations_edge.ts";
+import { MUTATIONS_MUTANTS } from "./mutations_mutants.ts";
 import { MUTATIONS_PERF } from "./mutations_perf.ts";
 import { MUTATIONS_REPLICA } from "./mutations_replica.ts";
 import { MUTATIONS_SEARCH } from "./mutations_search.ts";
 import { MUTATIONS_STANDARD } from "./mutations_standard.ts";
 
+/** Every list, by the name of its file (without `.ts`). */
+export const LISTS: Readonly<Record<string, Mutation[]>> = {
+  mutations: MUTATIONS,
+  mutations_chatgpt: MUTATIONS_CHATGPT,
+  mutations_console: MUTATIONS_CONSOLE,
+  mutations_edge: MUTATIONS_EDGE,
+  mutations_mutants: MUTATIONS_MUTANTS,
+  mutations_perf: MUTATIONS_PERF,
+  mutations_replica: MUTATIONS_REPLICA,
+  mutations_search: MUTATIONS_SEARCH,
+  mutations_standard: MUTATIONS_STANDARD,
+};
+
 /** All of them, in a stable order. */
-export const ALL_MUTATIONS: Mutation[] = [
-  ...MUTATIONS,
-  ...MUTATIONS_CHATGPT,
-  ...MUTATIONS_CONSOLE,
-  ...MUTATIONS_EDGE,
-  ...MUTATIONS_PERF,
-  ...MUTATIONS_REPLICA,
-  ...MUTATIONS_SEARCH,
-  ...MUTATIONS_STANDARD,
-];
+export const ALL_MUTATIONS: Mutation[] = Object.values(LISTS).flat();

@@ -7,6 +7,7 @@
  * ```sh
  * deno task mutate                 # every mutation
  * deno task mutate --only search   # those whose name contains "search" (--only may repeat)
+ * deno task mutate --file mutations_mutants   # only the entries of that list (--file may repeat)
  * deno task mutate --list          # names and files only
  * ```
  *
@@ -21,7 +22,7 @@
  */
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ALL_MUTATIONS as MUTATIONS } from "./all.ts";
+import { LISTS } from "./all.ts";
 import type { Mutation } from "./mutations.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
@@ -128,8 +129,20 @@ function summary(output: string): string {
 
 if (import.meta.main) {
   const wanted = Deno.args.flatMap((arg, i) => Deno.args[i - 1] === "--only" ? [arg] : []);
-  const only = wanted.join(" | ");
-  const chosen = MUTATIONS.filter((mutation) =>
+  const listNames = Deno.args.flatMap((arg, i) =>
+    Deno.args[i - 1] === "--file" ? [arg.replace(/\.ts$/, "")] : []
+  );
+  for (const name of listNames) {
+    if (!(name in LISTS)) {
+      console.error(`No mutation list "${name}": the lists are ${Object.keys(LISTS).join(", ")}.`);
+      Deno.exit(2);
+    }
+  }
+  const only = [...listNames.map((name) => `--file ${name}`), ...wanted.map((part) => `--only ${part}`)].join(
+    " ",
+  );
+  const lists = listNames.length === 0 ? Object.values(LISTS) : listNames.map((name) => LISTS[name]!);
+  const chosen = lists.flat().filter((mutation) =>
     wanted.length === 0 || wanted.some((part) => mutation.name.includes(part))
   );
   if (Deno.args.includes("--list")) {
@@ -152,6 +165,8 @@ if (import.meta.main) {
       console.error(
         `The unmutated tests did not finish in ${BASELINE_TIMEOUT_MS / 60_000} minutes: stopped.`,
       );
+      // Deno.exit skips the finally below: the scratch copy is removed here.
+      await Deno.remove(dir, { recursive: true });
       Deno.exit(2);
     }
     if (baseline.code !== 0) {
@@ -160,6 +175,8 @@ if (import.meta.main) {
       console.error([...new Set(failures)].join("\n"));
       console.error(baseline.output.split("\n").slice(-40).join("\n"));
       console.error("The tests fail without any mutation: fix them first.");
+      // Deno.exit skips the finally below: the scratch copy is removed here.
+      await Deno.remove(dir, { recursive: true });
       Deno.exit(2);
     }
     console.log(`Baseline passed in ${minutes} min`);
@@ -173,7 +190,7 @@ if (import.meta.main) {
       console.log(`[${index + 1}/${chosen.length}] ${line}`);
     }
     const report = [
-      `deno task mutate${only ? ` --only ${only}` : ""}: ${new Date().toISOString()}, at ${head}`,
+      `deno task mutate${only ? ` ${only}` : ""}: ${new Date().toISOString()}, at ${head}`,
       `${chosen.length - bad} of ${chosen.length} mutations caught; ${bad} survived, stale or timed out.`,
       ...lines.filter((line) => !line.startsWith("caught")),
       "",

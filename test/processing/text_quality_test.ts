@@ -85,3 +85,17 @@ Deno.test("a few characters over a large picture (a scanner's stamp) are a tiny 
     "a small picture",
   );
 });
+
+Deno.test("a text layer is garbage from 30 words of which 35% are odd: one word or one odd word less is kept", () => {
+  const odd = "CyMMa";
+  const fine = "house";
+  assert.ok(oddWord(odd) && !oddWord(fine));
+  const layer = (odds: number, words: number) =>
+    [...Array(odds).fill(odd), ...Array(words - odds).fill(fine)].join(" ");
+  // No layout known: judged as a scan's layer would be (past the tiny rule: these are over 25 characters).
+  assert.equal(judgeTextLayer(layer(30, 30), null), "garbage", "30 words, all odd");
+  assert.equal(judgeTextLayer(layer(29, 29), null), null, "29 words are too few to judge");
+  assert.equal(oddWordShare(layer(14, 40)).share, 0.35);
+  assert.equal(judgeTextLayer(layer(14, 40), null), "garbage", "14 of 40 words odd: 35%");
+  assert.equal(judgeTextLayer(layer(13, 40), null), null, "13 of 40 words odd: 32.5%");
+});

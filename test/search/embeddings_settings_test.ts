@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { runCli, TASK_PERMISSIONS, tempDir } from "../helpers/temp.ts";
 import { startEmbeddingsServer } from "./_embeddings_server.ts";
 import { gloveModelDir } from "./_glove_model.ts";
+import { within } from "../helpers/wait.ts";
 
 async function refused(env: Record<string, string>, message: RegExp): Promise<void> {
   await using dir = await tempDir();
@@ -87,7 +88,7 @@ async function searchHealth(env: Record<string, string>): Promise<Record<string,
     const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
     let out = "";
     while (!/ at (https?:\/\/\S+)/.test(out)) {
-      const { value, done } = await reader.read();
+      const { value, done } = await within(reader.read(), { ms: 180_000, what: "serve's next output" });
       assert.ok(!done, `serve stopped: ${out}`);
       out += value;
     }

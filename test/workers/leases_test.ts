@@ -17,6 +17,7 @@ import { type Extractor, ProcessingWorker } from "../../src/workers/processing_w
 import { CORPUS_DIR } from "../helpers/corpus.ts";
 import { testDatabase } from "../helpers/postgres.ts";
 import { tempDir } from "../helpers/temp.ts";
+import { within } from "../helpers/wait.ts";
 
 const PDF = `${CORPUS_DIR}/pdf/japanese-tex-notes.pdf`;
 
@@ -114,7 +115,7 @@ Deno.test("PostgreSQL leases: a long job's lease is renewed; once taken over, th
   const b = new ProcessingWorker(r.b, pool, { workerId: "serve-b", leaseMs: 3000 });
   try {
     a.kick();
-    await started.promise;
+    await within(started.promise, { ms: 30_000, what: "replica A's reading of the upload" });
     // Past the first lease's end, B keeps finding nothing to take: A renews every second.
     const deadline = Date.now() + 4500;
     while (Date.now() < deadline) {

@@ -29,6 +29,7 @@ import { ProcessingWorker } from "../../src/workers/processing_worker.ts";
 import { CORPUS_DIR } from "../helpers/corpus.ts";
 import { needs } from "../helpers/dependencies.ts";
 import { tempApp } from "../helpers/temp.ts";
+import { waitFor } from "../helpers/wait.ts";
 import { callTool } from "../mcp/_fixture.ts";
 import { docxParagraphs } from "../pdf_copy/_docx_chunks.ts";
 import {
@@ -46,6 +47,8 @@ const MIN_AGREEMENT = 0.95;
 const RTL_SHARE = 0.1;
 /** How much longer (in words) than its copy page a page may be: a few percent, and two words. */
 const MAX_LONGER = 1.03;
+/** How long making every copy may take (about a minute on an idle machine; over 6 under a loaded one's). */
+const COPIES_MS = 15 * 60_000;
 
 type Tool = (name: string, args: Record<string, unknown>) => Promise<{
   content: Array<Record<string, string>>;
@@ -67,15 +70,20 @@ async function processAndCopy(app: SergoApp, options: { copies: boolean }): Prom
     processing.kick();
     await processing.drain();
     if (!options.copies) return;
-    for (let i = 0; i < 200; i++) {
+    // Each kick makes the copies pending now; one that can be neither made nor recorded would come back
+    // at every kick, so the copies have a deadline (generous: two cores shared by the whole suite).
+    const pending = () =>
+      app.db.prepare("SELECT name FROM cat_documents WHERE pdf_copy_status = 'pending' ORDER BY name")
+        .all().map((row) => row.name as string);
+    await waitFor(async () => {
       copies.kick();
       await copies.drain();
-      const pending = app.db.prepare(
-        "SELECT count(*) AS n FROM cat_documents WHERE pdf_copy_status = 'pending'",
-      )
-        .get() as { n: number };
-      if (pending.n === 0) break;
-    }
+      return pending().length === 0;
+    }, {
+      ms: COPIES_MS,
+      what: "every Word file's PDF copy is made or its failure recorded",
+      detail: () => `still pending: ${pending().join(", ")}`,
+    });
   } finally {
     await copies.stop();
     await processing.stop();

@@ -16,7 +16,7 @@ const OAUTH_FLOW = "test/auth/oauth_flow_test.ts";
 const SSE_GUARDS = "test/mcp/sse_guards_test.ts";
 const TESSERACT_LIMITS = "test/processing/tesseract_limits_test.ts";
 const TEXT_QUALITY = "test/processing/text_quality_test.ts";
-const ANALYSIS = "test/search/analysis_test.ts";
+const ANALYSIS = "test/analysis/analysis_test.ts";
 const CSRF_FORMS = "test/console/csrf_forms_test.ts";
 const PG_CATCH_UP = "test/events/postgres_catch_up_test.ts";
 const LEASE_SYNC = "test/workers/lease_sync_test.ts";
@@ -65,7 +65,7 @@ export const MUTATIONS_MUTANTS: Mutation[] = [
   },
   {
     name: "search: German text stemmed with the English stemmer",
-    file: "src/search/analysis.ts",
+    file: "src/analysis/analysis.ts",
     from: "  de: german,",
     to: "  de: english,",
     tests: [ANALYSIS],

@@ -249,6 +249,13 @@ Deno.test({
         await fresh.fill('input[name="password"]', "bea's brand new phrase");
         await fresh.click('button:has-text("Sign in")');
         await fresh.waitForURL(`${url}/documents`);
+        // The session Bea signed in with before the reset ended with it: she signs in again.
+        await bea.goto(`${url}/documents`);
+        await bea.waitForURL(/\/sign-in/);
+        await bea.fill('input[name="email"]', "bea@example.com");
+        await bea.fill('input[name="password"]', "bea's brand new phrase");
+        await bea.click('button:has-text("Sign in")');
+        await bea.waitForURL(`${url}/documents`);
       });
 
       await t.step(

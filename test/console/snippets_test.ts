@@ -7,6 +7,7 @@
  * docs/connecting-agents.md shows the same snippets.
  */
 import assert from "node:assert/strict";
+import { EXAMPLE_STDIO } from "./_docs_paths.ts";
 import { assertAll } from "../helpers/assert_all.ts";
 import { parse as parseYaml } from "yaml";
 import { parse as parseToml } from "smol-toml";
@@ -47,7 +48,7 @@ const { connectionSnippets, snippetsMarkdown, MCP_REMOTE, PLACEHOLDER } = (globa
       value: string | null,
       options?: { oauth?: boolean; stdio?: StdioPaths },
     ): Snippet[];
-    snippetsMarkdown(name: string, url: string): string;
+    snippetsMarkdown(name: string, url: string, stdio: typeof EXAMPLE_STDIO): string;
     MCP_REMOTE: string;
     PLACEHOLDER: string;
   };
@@ -495,7 +496,7 @@ Deno.test({
 
 Deno.test("docs/snippets.md is written from the console's snippets, word for word", async () => {
   const docs = await Deno.readTextFile(new URL("../../docs/snippets.md", import.meta.url));
-  assert.equal(docs, snippetsMarkdown("energy-outlooks", "https://sergo.example.com"));
+  assert.equal(docs, snippetsMarkdown("energy-outlooks", "https://sergo.example.com", EXAMPLE_STDIO));
   for (const snippet of connectionSnippets("energy-outlooks", "https://sergo.example.com", null)) {
     assert.ok(docs.includes(snippet.text), `docs/snippets.md shows the ${snippet.app} snippet`);
     assert.match(docs, new RegExp(`\\| ${snippet.app} \\| .* \\| \\d{4}-\\d{2}-\\d{2} \\|`));

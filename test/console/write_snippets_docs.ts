@@ -6,12 +6,13 @@
  * @module
  */
 import "../../src/console/assets/snippets.js";
+import { EXAMPLE_STDIO } from "./_docs_paths.ts";
 
 const { snippetsMarkdown } = (globalThis as unknown as {
-  SergoSnippets: { snippetsMarkdown(name: string, url: string): string };
+  SergoSnippets: { snippetsMarkdown(name: string, url: string, stdio: typeof EXAMPLE_STDIO): string };
 }).SergoSnippets;
 
 await Deno.writeTextFile(
   new URL("../../docs/snippets.md", import.meta.url),
-  snippetsMarkdown("energy-outlooks", "https://sergo.example.com"),
+  snippetsMarkdown("energy-outlooks", "https://sergo.example.com", EXAMPLE_STDIO),
 );

@@ -357,17 +357,10 @@
   /**
    * The snippets as a Markdown page (docs/snippets.md): a table of the apps
    * with their transport, auth and the day their format was checked, then
-   * each snippet.
+   * each snippet. `stdio` names the example paths the stdio snippet shows.
    */
-  function snippetsMarkdown(name, publicUrl) {
-    const snippets = connectionSnippets(name, publicUrl, null, {
-      stdio: {
-        deno: "/usr/local/bin/deno",
-        config: "/srv/sergo/deno.json",
-        main: "/srv/sergo/main.ts",
-        data: "/srv/sergo/data",
-      },
-    });
+  function snippetsMarkdown(name, publicUrl, stdio) {
+    const snippets = connectionSnippets(name, publicUrl, null, { stdio });
     const fence = (language, text) => `\`\`\`${language === "shell" ? "sh" : language}\n${text}\n\`\`\``;
     const lines = [
       "# Connection snippets",

@@ -11,31 +11,8 @@ import { createPersonalKey } from "../../src/domain/keys.ts";
 import { addPerson } from "../../src/domain/people.ts";
 import { probeTesseract } from "../../src/processing/transcribers/tesseract.ts";
 import { scanPdf } from "../helpers/scans.ts";
+import { alive, childrenNamed } from "../helpers/processes.ts";
 import { TASK_PERMISSIONS, tempDir } from "../helpers/temp.ts";
-
-/** Processes whose parent is `parent` and whose name is `name`. */
-function childrenNamed(parent: number, names: readonly string[]): number[] {
-  const found: number[] = [];
-  for (const entry of Deno.readDirSync("/proc")) {
-    if (!/^\d+$/.test(entry.name)) continue;
-    try {
-      const m = /^\d+ \((.*)\) \S+ (\d+)/.exec(Deno.readTextFileSync(`/proc/${entry.name}/stat`));
-      if (m && names.includes(m[1]!) && Number(m[2]) === parent) found.push(Number(entry.name));
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  return found;
-}
-
-function alive(pid: number): boolean {
-  try {
-    Deno.statSync(`/proc/${pid}`);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 Deno.test("serve: SIGTERM while Tesseract reads a long scan stops within seconds, records nothing and gives the lease back", async () => {
   assert.ok(await probeTesseract(), "Tesseract is not installed: .ci/run installs tesseract-ocr");

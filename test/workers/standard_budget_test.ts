@@ -16,24 +16,12 @@ import { createExtractionPool } from "../../src/processing/worker_pool.ts";
 import { createRenderPool } from "../../src/render/render_pool.ts";
 import { ProcessingWorker } from "../../src/workers/processing_worker.ts";
 import { scanPdf } from "../helpers/scans.ts";
+import { childrenNamed } from "../helpers/processes.ts";
 import { tempDir } from "../helpers/temp.ts";
 
 /** The Tesseract runs that are children of this process (through prlimit, which becomes tesseract). */
 function tesseractChildren(): number[] {
-  const found: number[] = [];
-  for (const entry of Deno.readDirSync("/proc")) {
-    if (!/^\d+$/.test(entry.name)) continue;
-    try {
-      const stat = Deno.readTextFileSync(`/proc/${entry.name}/stat`);
-      const m = /^\d+ \((.*)\) \S+ (\d+)/.exec(stat);
-      if (m && (m[1] === "tesseract" || m[1] === "prlimit") && Number(m[2]) === Deno.pid) {
-        found.push(Number(entry.name));
-      }
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  return found;
+  return childrenNamed(Deno.pid, ["tesseract", "prlimit"]);
 }
 
 /** Waits for `check` to hold, polling; fails with `what` past the deadline. */

@@ -8,13 +8,11 @@
  *
  * @module
  */
-import { type DocumentRow, getDocument } from "../../../projections/catalogue.ts";
+import type { DocumentRow } from "../../../projections/catalogue.ts";
 import type { SearchHit } from "../../../projections/search_index.ts";
-import { searchPassages } from "../../../projections/search_index.ts";
 import { ArgumentError, type Arguments, stringArgument } from "../arguments.ts";
-import { inScope } from "../scope.ts";
 import { MESSAGES } from "../texts.ts";
-import { distinctExcerpts, pageOfPassages } from "../tools/search.ts";
+import { pageOfPassages, rankedInScope } from "../tools/search.ts";
 import { textResult, type Tool, type ToolContext, type ToolOutcome } from "../tools/tool.ts";
 import { formatPageId, pageUrl, sectionsByPage } from "./page_ids.ts";
 import { pageTitle, SEARCH_RESULTS } from "./texts.ts";
@@ -45,23 +43,7 @@ async function run(context: ToolContext, args: Arguments): Promise<ToolOutcome> 
   if (query === undefined || query.trim() === "") {
     return { result: textResult(MESSAGES.giveQuery, true), details: { ...details, results: 0 } };
   }
-  const options = {
-    personId: context.scope.personId,
-    folderIds: context.scope.folderIds,
-    documentIds: context.scope.documentIds,
-    query,
-    depth: context.settings.searchDepth,
-  };
-  const ranked = context.semantic
-    ? await context.semantic.search(context.db, options)
-    : searchPassages(context.db, options);
-  const documents = new Map<string, DocumentRow | undefined>();
-  const visible = distinctExcerpts(ranked.filter((hit) => {
-    if (!documents.has(hit.document_id)) {
-      documents.set(hit.document_id, getDocument(context.db, hit.document_id));
-    }
-    return inScope(context.scope, documents.get(hit.document_id));
-  }));
+  const { visible, documents } = await rankedInScope(context, context.scope, query);
   const { page } = pageOfPassages(bestPerPage(visible), SEARCH_RESULTS, 0);
   const results = toResults(context, page, documents);
   return {

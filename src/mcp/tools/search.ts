@@ -96,6 +96,36 @@ export function distinctExcerpts<T extends { document_id: string; page: number |
   });
 }
 
+/**
+ * The passages a query finds among `within` (the key's scope, or a part of
+ * it), ranked, each document's excerpts distinct, and the documents they are
+ * in: what both the reference `search` and the ChatGPT-shaped one answer from.
+ */
+export async function rankedInScope(
+  context: ToolContext,
+  within: { folderIds: string[]; documentIds: string[] },
+  query: string,
+): Promise<{ visible: SearchHit[]; documents: Map<string, DocumentRow | undefined> }> {
+  const options = {
+    personId: context.scope.personId,
+    folderIds: within.folderIds,
+    documentIds: within.documentIds,
+    query,
+    depth: context.settings.searchDepth,
+  };
+  const ranked = context.semantic
+    ? await context.semantic.search(context.db, options)
+    : searchPassages(context.db, options);
+  const documents = new Map<string, DocumentRow | undefined>();
+  const visible = distinctExcerpts(ranked.filter((hit) => {
+    if (!documents.has(hit.document_id)) {
+      documents.set(hit.document_id, getDocument(context.db, hit.document_id));
+    }
+    return inScope(context.scope, documents.get(hit.document_id));
+  }));
+  return { visible, documents };
+}
+
 async function run(context: ToolContext, args: Arguments): Promise<ToolOutcome> {
   const query = stringArgument(args, "query");
   const limit = integerArgument(args, "limit", { min: 1, max: LIMITS.searchLimitMax }) ??
@@ -112,23 +142,7 @@ async function run(context: ToolContext, args: Arguments): Promise<ToolOutcome> 
   if (!narrowed.ok) {
     return { result: textResult(narrowed.message, true), details: { ...details, results: 0 } };
   }
-  const options = {
-    personId: context.scope.personId,
-    folderIds: narrowed.narrowed.folderIds,
-    documentIds: narrowed.narrowed.documentIds,
-    query,
-    depth: context.settings.searchDepth,
-  };
-  const ranked = context.semantic
-    ? await context.semantic.search(context.db, options)
-    : searchPassages(context.db, options);
-  const documents = new Map<string, DocumentRow | undefined>();
-  const visible = distinctExcerpts(ranked.filter((hit) => {
-    if (!documents.has(hit.document_id)) {
-      documents.set(hit.document_id, getDocument(context.db, hit.document_id));
-    }
-    return inScope(context.scope, documents.get(hit.document_id));
-  }));
+  const { visible, documents } = await rankedInScope(context, narrowed.narrowed, query);
   if (visible.length === 0) {
     return {
       result: textResult(offset === 0 ? MESSAGES.nothingMatched : MESSAGES.nothingPast),

@@ -7,13 +7,13 @@
  */
 import assert from "node:assert/strict";
 import { unzipSync } from "fflate";
-import type { EventData, EventType, ProcessedPage, RecordedEvent } from "../../events/types.ts";
-import { openProjector, type Projector } from "../../projections/projector.ts";
-import { searchIndexProjection, type SearchOptions, searchPassages } from "../../projections/search_index.ts";
+import type { ProcessedPage } from "../../events/types.ts";
+import { type SearchOptions, searchPassages } from "../../projections/search_index.ts";
 import { analyze, indexTermsOf, queryTerms, TermMatcher } from "../../src/analysis/analysis.ts";
 import { Dictionaries, loadDictionaries } from "../../src/search/dictionaries.ts";
 import { CORPUS_DIR } from "../helpers/corpus.ts";
 import { needs } from "../helpers/dependencies.ts";
+import { GivenIndex } from "./_given_index.ts";
 
 async function pdfPages(file: string): Promise<string[]> {
   const output = await new Deno.Command(await needs("pdftotext"), {
@@ -48,26 +48,7 @@ function docxPages(file: string): string[] {
   return pages;
 }
 
-class Given {
-  readonly projector: Projector = openProjector(":memory:", [searchIndexProjection]);
-  #position = 0;
-
-  add<T extends EventType>(type: T, data: EventData<T>): this {
-    const position = ++this.#position;
-    this.projector.applyBatch([{
-      type,
-      data,
-      metadata: { time: "2026-01-01T00:00:00.000Z" },
-      position,
-      stream: `test-${position}`,
-      stream_version: 1,
-      schema_version: 1,
-      prev_hash: "0".repeat(64),
-      hash: "0".repeat(64),
-    } as RecordedEvent]);
-    return this;
-  }
-
+class Given extends GivenIndex {
   document(id: string, name: string, texts: string[]): this {
     const pages: ProcessedPage[] = texts.map((text, i) => ({
       page: i + 1,

@@ -5,12 +5,13 @@
  */
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
-import type { EventData, EventType, ProcessedPage, RecordedEvent } from "../../events/types.ts";
-import { openProjector, type Projector } from "../../projections/projector.ts";
+import type { ProcessedPage } from "../../events/types.ts";
+import { openProjector } from "../../projections/projector.ts";
 import { searchIndexProjection, type SearchOptions, searchPassages } from "../../projections/search_index.ts";
 import { type Dictionaries, loadDictionaries } from "../../src/search/dictionaries.ts";
 import { CORPUS_DIR } from "../helpers/corpus.ts";
 import { needs } from "../helpers/dependencies.ts";
+import { GivenIndex } from "./_given_index.ts";
 
 async function pdfPages(file: string): Promise<string[]> {
   const output = await new Deno.Command(await needs("pdftotext"), {
@@ -27,26 +28,7 @@ function pagesOf(texts: string[]): ProcessedPage[] {
   return texts.map((text, index) => ({ page: index + 1, text, marked: false, image_only: false }));
 }
 
-class Given {
-  readonly projector: Projector = openProjector(":memory:", [searchIndexProjection]);
-  #position = 0;
-
-  add<T extends EventType>(type: T, data: EventData<T>): this {
-    const position = ++this.#position;
-    this.projector.applyBatch([{
-      type,
-      data,
-      metadata: { time: "2026-01-01T00:00:00.000Z" },
-      position,
-      stream: `test-${position}`,
-      stream_version: 1,
-      schema_version: 1,
-      prev_hash: "0".repeat(64),
-      hash: "0".repeat(64),
-    } as RecordedEvent]);
-    return this;
-  }
-
+class Given extends GivenIndex {
   document(id: string, person: string, folder: string | null, name: string, pages: ProcessedPage[]): this {
     const type = name.endsWith(".txt") ? "txt" : "pdf";
     this.add("DocumentUploaded", {

@@ -396,7 +396,8 @@ export async function startReplicas(options: ReplicaOptions): Promise<Replicas> 
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
     };
-    for (const replica of replicas) await waitFor(replica.index, "UP", 20_000);
+    // Generous: on a loaded machine a replica's health checks can time out for a while after it answers.
+    for (const replica of replicas) await waitFor(replica.index, "UP", 120_000);
     return {
       url,
       replicas,

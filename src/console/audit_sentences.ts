@@ -86,6 +86,10 @@ function particulars(action: string, d: Record<string, unknown>): string[] {
 /** An entry as one sentence. */
 export function auditSentence(entry: Pick<AuditEntry, "action" | "details">): string {
   const parts = particulars(entry.action, entry.details).filter((part) => part !== "");
+  // A call through the ChatGPT-shaped server (`/chatgpt/mcp`) says so: its `fetch` reads a whole document.
+  if (entry.details.shape === "chatgpt") {
+    parts.push(`through ChatGPT's ${text(entry.details.tool) ?? "tools"}`);
+  }
   return parts.length === 0 ? entry.action : `${entry.action} — ${parts.join(", ")}`;
 }
 

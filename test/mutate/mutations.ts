@@ -1205,14 +1205,14 @@ export const MUTATIONS: Mutation[] = [
   },
   {
     name: "audit view: a renamed key not found by its new name",
-    file: "projections/audit_view.ts",
+    file: "projections/_audit_describe.ts",
     from: "          rememberKeyName(db, row.person_id, d.name, d.key_id);",
     to: "",
     tests: [AUDIT_EXPORT, AUDIT_VIEW],
   },
   {
     name: "audit view: the roll's old value not named",
-    file: "projections/audit_view.ts",
+    file: "projections/_audit_describe.ts",
     from: "old_masked_key: oldMasked,",
     to: "old_masked_key: null,",
     tests: [AUDIT_VIEW],

@@ -13,7 +13,7 @@ const DECLARED_SIZE = "test/render/declared_size_test.ts";
 export const MUTATIONS_PERF: Mutation[] = [
   {
     name: "plain tools/list: params with fields taken as plain (a cursor of the wrong type answered)",
-    file: "src/mcp/server.ts",
+    file: "src/mcp/json_rpc.ts",
     from: "for (const _field in params) return false;",
     to: "for (const _field in params) break;",
     tests: ["test/mcp/reference_bytes_test.ts"],

@@ -182,13 +182,17 @@ export async function renderPagePng(pdfBytes: Uint8Array, page: number): Promise
  * The drawn page's RGBA pixels. A page drawn on white is opaque, and then the
  * canvas's own pixels are the bytes `getImageData` would give, without its
  * conversion (half its cost); a page with any pixel not opaque (premultiplied
- * in the canvas) is read through `getImageData`, as before.
+ * in the canvas), or pixels not laid out as expected, is read through
+ * `getImageData`, as before. (Alpha is each word's high byte: little-endian,
+ * as the PNG encoder's grey test assumes too.)
  */
 function pixels(canvas: Canvas, width: number, height: number): Uint8Array | Uint8ClampedArray {
   const raw = canvas.data();
+  const readRgba = () => canvas.getContext("2d").getImageData(0, 0, width, height).data;
+  if (raw.byteOffset % 4 !== 0 || raw.byteLength !== width * height * 4) return readRgba();
   const words = new Uint32Array(raw.buffer, raw.byteOffset, raw.byteLength >>> 2);
   for (let i = 0; i < words.length; i++) {
-    if (words[i]! < 0xff000000) return canvas.getContext("2d").getImageData(0, 0, width, height).data;
+    if (words[i]! < 0xff000000) return readRgba();
   }
   return raw;
 }

@@ -19,7 +19,7 @@ import { Fixture } from "../test/mcp/_fixture.ts";
 import { openApp } from "../src/app.ts";
 import { ReadCache } from "../src/mcp/read_cache.ts";
 import { mcpSettings } from "../src/mcp/settings.ts";
-import { TOOLS } from "../src/mcp/server.ts";
+import { TOOLS } from "../src/mcp/tool_call.ts";
 import { authenticateMcp } from "../src/auth/mcp_auth.ts";
 import { ratioRow } from "./_table.ts";
 

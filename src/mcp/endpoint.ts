@@ -22,19 +22,10 @@ import type { EventStore } from "../../events/store.ts";
 import { authenticateMcp, type OAuthCheck } from "../auth/mcp_auth.ts";
 import type { Caller } from "./audit.ts";
 import { type KeyRateLimit, RateLimiter } from "./rate_limit.ts";
-import {
-  answerMessages,
-  buildServer,
-  callerDefinitions,
-  errorAnswer,
-  type ExchangeState,
-  isRequest,
-  type JsonRpcMessage,
-  type McpCore,
-  requestAuthInfo,
-  type RequestContext,
-  requestProblem,
-} from "./server.ts";
+import { answerMessages, callerDefinitions } from "./server.ts";
+import { buildServer, requestAuthInfo, type RequestContext } from "./sdk_server.ts";
+import { errorAnswer, isRequest, type JsonRpcMessage, requestProblem } from "./json_rpc.ts";
+import type { ExchangeState, McpCore } from "./tool_call.ts";
 import { ReadCache } from "./read_cache.ts";
 import { type McpSettings, mcpSettings } from "./settings.ts";
 import type { PageViewer } from "./tools/tool.ts";

@@ -13,13 +13,9 @@ import type { Caller } from "./audit.ts";
 import type { McpDeps } from "./endpoint.ts";
 import { nestsDeeperThan } from "../../events/json_depth.ts";
 import { MAX_MESSAGE_DEPTH } from "./limits.ts";
-import {
-  answerMessages,
-  type ExchangeState,
-  isRequest,
-  type JsonRpcMessage,
-  type McpCore,
-} from "./server.ts";
+import { answerMessages } from "./server.ts";
+import { isRequest, type JsonRpcMessage } from "./json_rpc.ts";
+import type { ExchangeState, McpCore } from "./tool_call.ts";
 import { mcpSettings } from "./settings.ts";
 
 /** Where stdio reads and writes; default the process's stdin and stdout. */

@@ -1,19 +1,22 @@
 /**
  * A guard against PDFs that declare images too large to decode safely (such
  * as a 2 × 2 picture with a 34,862 × 4,332 soft mask, which pdf.js decodes at
- * full size). The sizes are read as a PDF reader reads them: pdf-lib parses
- * every object (those in object streams too), names with `#xx` escapes are
- * decoded (`/W#69dth` is `/Width`) and indirect values are resolved
- * (`/Width 5 0 R`). Every stream whose dictionary has a numeric width and
- * height counts, with or without `/Subtype /Image` (pdf.js draws a soft mask
- * without it). Where pdf-lib cannot parse the file, the raw bytes are scanned
- * for direct values instead. Parsing a long PDF takes a while (about a second
- * for a 400-page manual on a busy machine), so the answer is kept per file
- * (by its sha256) for the next pages drawn from it.
+ * full size). The sizes are read as a PDF reader reads them: names with `#xx`
+ * escapes are decoded (`/W#69dth` is `/Width`), indirect values are resolved
+ * (`/Width 5 0 R`), those in object streams too, and every stream whose
+ * dictionary has a numeric width and height counts, with or without
+ * `/Subtype /Image` (pdf.js draws a soft mask without it), `/W` and `/H` as
+ * pdf.js reads them too. A fast scan of the file's objects (`_pdf_object_scan.ts`,
+ * milliseconds) reads them; where it is unsure of a part, pdf-lib parses every
+ * object as well (about a second for a 400-page manual on a busy machine), and
+ * where pdf-lib cannot parse the file, the raw bytes are scanned for direct
+ * values beside. The answer is kept per file (by its sha256) for the next
+ * pages drawn from it.
  *
  * @module
  */
 import { PDFDict, PDFName, PDFNumber, PDFParser, PDFRawStream } from "pdf-lib";
+import { resolvedSize, scanDeclaredSizes } from "./_pdf_object_scan.ts";
 
 /** The most pixels one image in a PDF may declare for its pages to be drawn. */
 export const MAX_DECLARED_IMAGE_PIXELS = 64_000_000;
@@ -48,13 +51,22 @@ export async function largestDeclaredImage(pdfBytes: Uint8Array): Promise<Declar
 
 async function measure(pdfBytes: Uint8Array): Promise<DeclaredImage | null> {
   const raw = largestInRawBytes(pdfBytes);
-  let parsed: DeclaredImage | null = null;
-  try {
-    parsed = await largestParsed(pdfBytes);
-  } catch {
-    // pdf-lib cannot read this file (pdf.js may still repair it): the raw scan stands alone.
+  const scan = scanDeclaredSizes(pdfBytes);
+  let scanned: DeclaredImage | null = null;
+  for (const [widthValue, heightValue] of scan.sizes) {
+    const width = resolvedSize(widthValue, scan.numbers);
+    const height = resolvedSize(heightValue, scan.numbers);
+    if (width !== null && height !== null) scanned = larger(scanned, { width, height });
   }
-  return larger(raw, parsed);
+  let parsed: DeclaredImage | null = null;
+  if (scan.unsure) {
+    try {
+      parsed = await largestParsed(pdfBytes);
+    } catch {
+      // pdf-lib cannot read this file (pdf.js may still repair it): the scans stand alone.
+    }
+  }
+  return larger(raw, larger(scanned, parsed));
 }
 
 function larger(a: DeclaredImage | null, b: DeclaredImage | null): DeclaredImage | null {
@@ -94,20 +106,65 @@ function numberIn(dict: PDFDict, key: PDFName): number | null {
 
 /** The raw-bytes scan: image dictionaries with direct sizes (image streams never sit in object streams). */
 function largestInRawBytes(pdfBytes: Uint8Array): DeclaredImage | null {
-  const text = new TextDecoder("latin1").decode(pdfBytes);
-  const subtype = /\/Subtype\s*\/Image\b/g;
+  const latin1 = new TextDecoder("latin1");
   let largest: DeclaredImage | null = null;
-  for (let match = subtype.exec(text); match; match = subtype.exec(text)) {
-    const start = Math.max(text.lastIndexOf("obj", match.index), match.index - 4096, 0);
-    let end = text.indexOf("stream", match.index);
-    if (end < 0 || end - match.index > 4096) end = Math.min(text.length, match.index + 4096);
-    const dict = text.slice(start, end);
+  for (let at = indexOfSubtype(pdfBytes, 0); at >= 0; at = indexOfSubtype(pdfBytes, at + 1)) {
+    // The dictionary around it: from its "obj" (at most 4 KB back) to its "stream" (at most 4 KB on).
+    const start = Math.max(lastIndexOfBytes(pdfBytes, OBJ, at, Math.max(at - 4096, 0)), at - 4096, 0);
+    let end = indexOfBytes(pdfBytes, STREAM, at, at + 4096 + STREAM.length);
+    if (end < 0) end = Math.min(pdfBytes.length, at + 4096);
+    const dict = latin1.decode(pdfBytes.subarray(start, end));
     const width = directNumber(dict, "Width");
     const height = directNumber(dict, "Height");
     if (width === null || height === null) continue;
     largest = larger(largest, { width, height });
   }
   return largest;
+}
+
+const OBJ = Array.from("obj", (c) => c.charCodeAt(0));
+const STREAM = Array.from("stream", (c) => c.charCodeAt(0));
+
+/** Where `word` starts at or after `from` and ends by `limit`, or -1. */
+function indexOfBytes(bytes: Uint8Array, word: number[], from: number, limit: number): number {
+  const last = Math.min(limit, bytes.length) - word.length;
+  for (let at = bytes.indexOf(word[0]!, from); at >= 0 && at <= last; at = bytes.indexOf(word[0]!, at + 1)) {
+    let i = 1;
+    while (i < word.length && bytes[at + i] === word[i]) i++;
+    if (i === word.length) return at;
+  }
+  return -1;
+}
+
+/** Where `word` last starts at or before `from` and at or after `floor`, or -1. */
+function lastIndexOfBytes(bytes: Uint8Array, word: number[], from: number, floor: number): number {
+  for (let at = bytes.lastIndexOf(word[0]!, from); at >= floor; at = bytes.lastIndexOf(word[0]!, at - 1)) {
+    let i = 1;
+    while (i < word.length && bytes[at + i] === word[i]) i++;
+    if (i === word.length) return at;
+    if (at === 0) break;
+  }
+  return -1;
+}
+
+const SUBTYPE = Array.from("/Subtype", (c) => c.charCodeAt(0));
+const IMAGE = Array.from("/Image", (c) => c.charCodeAt(0));
+/** The bytes that `\s` matches in latin1 text. */
+const SPACE = new Set([9, 10, 11, 12, 13, 32, 0xa0]);
+
+/** The next "/Subtype" followed by "/Image" (as `/\/Subtype\s*\/Image\b/` reads latin1 text), or -1. */
+function indexOfSubtype(bytes: Uint8Array, from: number): number {
+  for (let at = bytes.indexOf(0x2f, from); at >= 0; at = bytes.indexOf(0x2f, at + 1)) {
+    let i = 1;
+    while (i < SUBTYPE.length && bytes[at + i] === SUBTYPE[i]) i++;
+    if (i < SUBTYPE.length) continue;
+    let p = at + i;
+    while (SPACE.has(bytes[p]!)) p++;
+    let j = 0;
+    while (j < IMAGE.length && bytes[p + j] === IMAGE[j]) j++;
+    if (j === IMAGE.length && !/\w/.test(String.fromCharCode(bytes[p + j] ?? 0x20))) return at;
+  }
+  return -1;
 }
 
 function directNumber(dict: string, key: string): number | null {

@@ -1353,7 +1353,7 @@ export const MUTATIONS: Mutation[] = [
   },
   {
     name: "mcp: a failed call's audited error text not capped",
-    file: "src/mcp/server.ts",
+    file: "src/mcp/tool_call.ts",
     from: "return { ...details, error: text.slice(0, MAX_AUDITED_ERROR) };",
     to: "return { ...details, error: text };",
     tests: ["test/mcp/audit_error_test.ts"],

@@ -43,7 +43,7 @@ export const MUTATIONS_CHATGPT: Mutation[] = [
   },
   {
     name: "chatgpt: audit entries name no shape",
-    file: "src/mcp/server.ts",
+    file: "src/mcp/tool_call.ts",
     from: "...(shape ? { shape: shape.name, action: shape.auditAction(name) } : {}),",
     to: "...(shape ? { action: shape.auditAction(name) } : {}),",
     tests: [CHATGPT, CHATGPT_E2E],

@@ -1,17 +1,19 @@
 /**
  * Mutations of the hot-path changes of issue 32 (h-perf): the plain
- * `tools/list` answered without the SDK, and a body of a declared length read
- * whole under its deadline.
+ * `tools/list` answered without the SDK, a body of a declared length read
+ * whole under its deadline, and the declared-image-size guard's fast scan.
  *
  * @module
  */
 import type { Mutation } from "./mutations.ts";
 
+const DECLARED_SIZE = "test/render/declared_size_test.ts";
+
 /** The planted bugs and the test files that must fail with each. */
 export const MUTATIONS_PERF: Mutation[] = [
   {
     name: "plain tools/list: params with fields taken as plain (a cursor of the wrong type answered)",
-    file: "src/mcp/server.ts",
+    file: "src/mcp/json_rpc.ts",
     from: "for (const _field in params) return false;",
     to: "for (const _field in params) break;",
     tests: ["test/mcp/reference_bytes_test.ts"],
@@ -22,5 +24,33 @@ export const MUTATIONS_PERF: Mutation[] = [
     from: 'const done = deadlines.start(() => reject(slowBody(timeoutMs, "arrive in full")));',
     to: "const done = deadlines.start(() => {});",
     tests: ["test/http/slow_body_test.ts"],
+  },
+  {
+    name: "declared-size scan: references left unresolved",
+    file: "src/render/_pdf_object_scan.ts",
+    from: 'const n = typeof value === "object" && "ref" in value ? numbers.get(value.ref) : value;',
+    to: "const n = value;",
+    tests: [DECLARED_SIZE],
+  },
+  {
+    name: "declared-size scan: /W and /H not read as pdf.js reads them",
+    file: "src/render/_pdf_object_scan.ts",
+    from: 'const width = value.get("Width") ?? value.get("W");',
+    to: 'const width = value.get("Width");',
+    tests: [DECLARED_SIZE],
+  },
+  {
+    name: "declared-size scan: object streams not read",
+    file: "src/render/_pdf_object_scan.ts",
+    from: "if (!readObjectStream(bytes, value, dataStart, found.numbers)) found.unsure = true;",
+    to: "",
+    tests: [DECLARED_SIZE],
+  },
+  {
+    name: "declared-size scan: an object number it cannot read taken for sure (no full parse)",
+    file: "src/render/_pdf_object_scan.ts",
+    from: "if (number === null) found.unsure = true;",
+    to: "if (number === null) continue;",
+    tests: [DECLARED_SIZE],
   },
 ];

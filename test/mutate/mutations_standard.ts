@@ -24,7 +24,7 @@ export const MUTATIONS_STANDARD: Mutation[] = [
   {
     name: "drawing: the declared-size guard ignores what pdf-lib resolved",
     file: "src/render/image_size_guard.ts",
-    from: "return larger(raw, parsed);",
+    from: "return larger(raw, larger(scanned, parsed));",
     to: "return raw;",
     tests: [DECLARED_SIZE],
   },

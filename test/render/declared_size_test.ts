@@ -9,13 +9,16 @@ import { PDFDocument, PDFName, PDFNumber } from "pdf-lib";
 import { largestDeclaredImage } from "../../src/render/image_size_guard.ts";
 import { renderPageGray, renderPagePng } from "../../src/render/render_png.ts";
 
-/** A PDF of numbered objects (bodies without `n 0 obj`), with a correct cross-reference table. */
-function rawPdf(objects: string[]): Uint8Array {
+/**
+ * A PDF of numbered objects (bodies without `n 0 obj`), with a correct cross-reference table;
+ * `headers` writes some objects' `n 0 obj` differently.
+ */
+function rawPdf(objects: string[], headers: Record<number, string> = {}): Uint8Array {
   let out = "%PDF-1.7\n%\xe2\xe3\xcf\xd3\n";
   const offsets: number[] = [];
   objects.forEach((body, i) => {
     offsets.push(out.length);
-    out += `${i + 1} 0 obj\n${body}\nendobj\n`;
+    out += `${headers[i + 1] ?? `${i + 1} 0 obj`}\n${body}\nendobj\n`;
   });
   const xref = out.length;
   out += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n`;
@@ -25,7 +28,7 @@ function rawPdf(objects: string[]): Uint8Array {
 }
 
 /** One page drawing image 4 0 R, whose dictionary is `imageDict`; object 5 holds 50000. */
-function pageWithImage(imageDict: string): Uint8Array {
+function pageWithImage(imageDict: string, headers: Record<number, string> = {}): Uint8Array {
   const content = "q 200 0 0 200 50 50 cm /Im1 Do Q";
   return rawPdf([
     "<< /Type /Catalog /Pages 2 0 R >>",
@@ -34,7 +37,7 @@ function pageWithImage(imageDict: string): Uint8Array {
     `<< ${imageDict} /ColorSpace /DeviceGray /BitsPerComponent 8 /Length 1 >>\nstream\n\x00\nendstream`,
     "50000",
     `<< /Length ${content.length} >>\nstream\n${content}\nendstream`,
-  ]);
+  ], headers);
 }
 
 const FORMS: Record<string, () => Promise<Uint8Array>> = {
@@ -44,6 +47,14 @@ const FORMS: Record<string, () => Promise<Uint8Array>> = {
     Promise.resolve(pageWithImage("/Type /XObject /Subtype /Image /W#69dth 50000 /H#65ight 50000")),
   "escaped /Subtype /Im#61ge": () =>
     Promise.resolve(pageWithImage("/Type /XObject /Subtype /Im#61ge /Width 50000 /Height 50000")),
+  "/W and /H (pdf.js reads an image's size so)": () =>
+    Promise.resolve(pageWithImage("/Type /XObject /Subtype /Image /W 50000 /H 50000")),
+  "indirect sizes whose object header has a comment in it": () =>
+    Promise.resolve(
+      pageWithImage("/Type /XObject /Subtype /Image /Width 5 0 R /Height 5 0 R", {
+        5: "5 0 % the size\nobj",
+      }),
+    ),
   "sizes in an object stream": async () => {
     const pdf = await PDFDocument.create();
     const page = pdf.addPage([300, 300]);

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { PDFDocument } from "pdf-lib";
+import { createCanvas, loadImage } from "@napi-rs/canvas";
+import { PDFDocument, rgb } from "pdf-lib";
 import { PageRenderError, pageSizePx, renderPagePng } from "../../src/render/render_png.ts";
 import { inkShare, pdftoppmPng, pngSize } from "./_png.ts";
 import { CORPUS_DIR } from "../helpers/corpus.ts";
@@ -16,6 +17,23 @@ Deno.test("a 16:9 slide is drawn at 110 dpi as 1,100 x 619, a valid PNG with the
   assert.deepEqual(pngSize(png), { width: 1100, height: 619 });
   const ink = await inkShare(png);
   assert.ok(ink > 0.05 && ink < 0.6, `slide 2 has a photo and text, ink share ${ink}`);
+});
+
+Deno.test("colours keep their channels: a red, a green and a blue square are drawn red, green and blue", async () => {
+  const pdf = await PDFDocument.create();
+  const page = pdf.addPage([216, 72]);
+  page.drawRectangle({ x: 0, y: 0, width: 72, height: 72, color: rgb(1, 0, 0) });
+  page.drawRectangle({ x: 72, y: 0, width: 72, height: 72, color: rgb(0, 1, 0) });
+  page.drawRectangle({ x: 144, y: 0, width: 72, height: 72, color: rgb(0, 0, 1) });
+  const { png, width, height } = await renderPagePng(await pdf.save(), 1);
+  const image = await loadImage(png);
+  const canvas = createCanvas(width, height);
+  canvas.getContext("2d").drawImage(image, 0, 0);
+  const { data } = canvas.getContext("2d").getImageData(0, 0, width, height);
+  const at = (x: number): number[] => [...data.subarray((55 * width + x) * 4, (55 * width + x) * 4 + 4)];
+  assert.deepEqual(at(55), [255, 0, 0, 255], "red");
+  assert.deepEqual(at(165), [0, 255, 0, 255], "green");
+  assert.deepEqual(at(275), [0, 0, 255, 255], "blue");
 });
 
 Deno.test("a US Letter page keeps its size: 935 x 1,210", async () => {

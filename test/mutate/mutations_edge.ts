@@ -141,6 +141,6 @@ export const MUTATIONS_EDGE: Mutation[] = [
     file: "src/domain/people_decide.ts",
     from: "if (state.administrators <= 1) {",
     to: "if (false) {",
-    tests: [SESSIONS],
+    tests: [SESSIONS, "test/domain/people_decide_test.ts"],
   },
 ];

@@ -26,7 +26,7 @@ export const MUTATIONS_REPLICA: Mutation[] = [
     file: "src/domain/people_decide.ts",
     from: "const personId = FIRST_PERSON_ID;",
     to: 'const personId = crypto.randomUUID().replaceAll("-", "").slice(0, 12);',
-    tests: [SETUP],
+    tests: [SETUP, "test/domain/people_decide_test.ts"],
   },
   {
     name: "blobs: a one-chunk blob's chunk not written with its row",

@@ -6,7 +6,13 @@
  */
 import type { DatabaseSync } from "node:sqlite";
 import type { DocumentType, Preset } from "../../events/types.ts";
-import { type DocumentRow, getDocument, getFolder } from "../../projections/catalogue.ts";
+import {
+  type DocumentRow,
+  documentsWithBytes,
+  documentWithBytes,
+  getDocument,
+  getFolder,
+} from "../../projections/catalogue.ts";
 import type { SergoApp } from "../app.ts";
 import { ProcessingError } from "../processing/processing_error.ts";
 import { registeredTranscriber } from "../processing/transcribers/choose.ts";
@@ -89,9 +95,7 @@ export function sameFileInFolder(
   folderId: string | null,
   sha256: string,
 ): DocumentRow | undefined {
-  return db.prepare(
-    "SELECT * FROM cat_documents WHERE person_id = ? AND folder_id IS ? AND sha256 = ? LIMIT 1",
-  ).get(personId, folderId, sha256) as DocumentRow | undefined;
+  return documentWithBytes(db, personId, folderId, sha256);
 }
 
 /**
@@ -121,9 +125,7 @@ function firstInFolder(
   folderId: string | null,
   sha256: string,
 ): { document_id: string; name: string } | undefined {
-  const twins = app.db.prepare(
-    "SELECT document_id, name FROM cat_documents WHERE person_id = ? AND folder_id IS ? AND sha256 = ?",
-  ).all(personId, folderId, sha256) as { document_id: string; name: string }[];
+  const twins = documentsWithBytes(app.db, personId, folderId, sha256);
   if (twins.length <= 1) return twins[0];
   return twins.map((twin) => ({ twin, at: placedAt(app, twin.document_id) }))
     .sort((a, b) => a.at - b.at)[0]!.twin;

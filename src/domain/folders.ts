@@ -9,6 +9,7 @@
 import type { DatabaseSync } from "node:sqlite";
 import { type AppendResult, ConcurrencyError } from "../../events/store.ts";
 import {
+  documentIdsInFolders,
   expandFolders,
   type Folder,
   folderHoldsAnything,
@@ -255,16 +256,13 @@ export async function deleteFolder(
 ): Promise<void> {
   const folder = getFolder(app.db, input.folderId);
   const folderIds = folder ? expandFolders(app.db, [folder.folder_id]) : [];
-  const documents = app.db.prepare(
-    "SELECT document_id FROM cat_documents WHERE folder_id IN (SELECT value FROM json_each(?)) ORDER BY document_id",
-  ).all(JSON.stringify(folderIds)) as Array<{ document_id: string }>;
   await appendDecided(
     app,
     decideDeleteFolder({ ...input, metadata: commandMetadata(app, actor) }, {
       folder,
       holdsAnything: folder !== undefined && folderHoldsAnything(app.db, folder.folder_id),
       folders: folderIds.map((id) => getFolder(app.db, id)!),
-      documentIds: documents.map((doc) => doc.document_id),
+      documentIds: documentIdsInFolders(app.db, folderIds),
     }),
   );
 }

@@ -34,6 +34,7 @@ import {
   takeBackRename,
 } from "./folders_decide.ts";
 import { newId } from "./ids.ts";
+import { oneAtATimeIn } from "./locks.ts";
 import { splitFolderPath } from "./rules.ts";
 
 /** Finds a person's folder by id; another person's folder looks exactly like a missing one. */
@@ -101,22 +102,24 @@ async function makeChild(
   input: { personId: string; parentId: string | null; name: string },
   actor: string,
 ): Promise<{ folder: Folder; made: boolean }> {
-  const existing = childFolder(app, input.personId, input.parentId, input.name);
-  if (existing) return { folder: existing, made: false };
-  const folderId = newId();
-  await appendDecided(
-    app,
-    decideCreateFolder({ folderId, ...input, metadata: commandMetadata(app, actor) }, {
-      parent: input.parentId === null ? undefined : getFolder(app.db, input.parentId),
-      holder: undefined,
-    }),
-  );
-  const made = getFolder(app.db, folderId)!;
-  if (keepsName(app, made)) return { folder: made, made: true };
-  await appendDecided(app, [takeBackCreation(folderId, commandMetadata(app, actor))]);
-  const first = childFolder(app, input.personId, input.parentId, input.name);
-  if (!first) throw nameTaken(input.name);
-  return { folder: first, made: false };
+  return await oneAtATimeIn(app, `folders/${input.personId}`, async () => {
+    const existing = childFolder(app, input.personId, input.parentId, input.name);
+    if (existing) return { folder: existing, made: false };
+    const folderId = newId();
+    await appendDecided(
+      app,
+      decideCreateFolder({ folderId, ...input, metadata: commandMetadata(app, actor) }, {
+        parent: input.parentId === null ? undefined : getFolder(app.db, input.parentId),
+        holder: undefined,
+      }),
+    );
+    const made = getFolder(app.db, folderId)!;
+    if (keepsName(app, made)) return { folder: made, made: true };
+    await appendDecided(app, [takeBackCreation(folderId, commandMetadata(app, actor))]);
+    const first = childFolder(app, input.personId, input.parentId, input.name);
+    if (!first) throw nameTaken(input.name);
+    return { folder: first, made: false };
+  });
 }
 
 /** Creates a folder under `parentId` (null for the root). */
@@ -125,17 +128,19 @@ export async function createFolder(
   input: { personId: string; parentId: string | null; name: string },
   actor: string,
 ): Promise<Folder> {
-  const folderId = newId();
-  const appends = decideCreateFolder({ folderId, ...input, metadata: commandMetadata(app, actor) }, {
-    parent: input.parentId === null ? undefined : getFolder(app.db, input.parentId),
-    holder: childFolder(app, input.personId, input.parentId, input.name),
+  return await oneAtATimeIn(app, `folders/${input.personId}`, async () => {
+    const folderId = newId();
+    const appends = decideCreateFolder({ folderId, ...input, metadata: commandMetadata(app, actor) }, {
+      parent: input.parentId === null ? undefined : getFolder(app.db, input.parentId),
+      holder: childFolder(app, input.personId, input.parentId, input.name),
+    });
+    await appendDecided(app, appends);
+    const made = getFolder(app.db, folderId)!;
+    if (keepsName(app, made)) return made;
+    // Another process made a folder of that name there at the same moment, and was first in the log.
+    await appendDecided(app, [takeBackCreation(folderId, commandMetadata(app, actor))]);
+    throw nameTaken(made.name);
   });
-  await appendDecided(app, appends);
-  const made = getFolder(app.db, folderId)!;
-  if (keepsName(app, made)) return made;
-  // Another process made a folder of that name there at the same moment, and was first in the log.
-  await appendDecided(app, [takeBackCreation(folderId, commandMetadata(app, actor))]);
-  throw nameTaken(made.name);
 }
 
 /**
@@ -163,21 +168,23 @@ export async function renameFolder(
   input: { personId: string; folderId: string; name: string },
   actor: string,
 ): Promise<Folder> {
-  const folder = getFolder(app.db, input.folderId);
-  const appends = decideRenameFolder({ ...input, metadata: commandMetadata(app, actor) }, {
-    folder,
-    holder: folder && childFolder(app, input.personId, folder.parent_id, input.name),
+  return await oneAtATimeIn(app, `folders/${input.personId}`, async () => {
+    const folder = getFolder(app.db, input.folderId);
+    const appends = decideRenameFolder({ ...input, metadata: commandMetadata(app, actor) }, {
+      folder,
+      holder: folder && childFolder(app, input.personId, folder.parent_id, input.name),
+    });
+    if (appends.length === 0) return folder!;
+    const [{ streamVersion }] = await appendDecided(app, appends) as [AppendResult];
+    const renamed = getFolder(app.db, folder!.folder_id);
+    const name = input.name;
+    if (renamed && renamed.name === name && !keepsName(app, renamed)) {
+      // Another folder took the name first: this rename is taken back (unless the folder changed since).
+      await takeBack(app, takeBackRename(folder!, streamVersion, commandMetadata(app, actor)));
+      throw nameTaken(name);
+    }
+    return getFolder(app.db, folder!.folder_id)!;
   });
-  if (appends.length === 0) return folder!;
-  const [{ streamVersion }] = await appendDecided(app, appends) as [AppendResult];
-  const renamed = getFolder(app.db, folder!.folder_id);
-  const name = input.name;
-  if (renamed && renamed.name === name && !keepsName(app, renamed)) {
-    // Another folder took the name first: this rename is taken back (unless the folder changed since).
-    await takeBack(app, takeBackRename(folder!, streamVersion, commandMetadata(app, actor)));
-    throw nameTaken(name);
-  }
-  return getFolder(app.db, folder!.folder_id)!;
 }
 
 /** Makes a take-back's append unless the folder changed since the version it expects. */
@@ -224,25 +231,27 @@ export async function moveFolder(
   input: { personId: string; folderId: string; parentId: string | null },
   actor: string,
 ): Promise<Folder> {
-  const folder = getFolder(app.db, input.folderId);
-  const appends = decideMoveFolder({ ...input, metadata: commandMetadata(app, actor) }, {
-    folder,
-    parent: input.parentId === null ? undefined : getFolder(app.db, input.parentId),
-    parentInside: folder !== undefined && input.parentId !== null &&
-      expandFolders(app.db, [folder.folder_id]).includes(input.parentId),
-    holder: folder && childFolder(app, input.personId, input.parentId, folder.name),
-  });
-  if (appends.length === 0) return folder!;
-  const [{ events: [moved], streamVersion }] = await appendDecided(app, appends) as [AppendResult];
-  const after = getFolder(app.db, folder!.folder_id);
-  if (after && after.parent_id === input.parentId) {
-    const cycle = closedCycle(app, folder!.folder_id, moved!.position);
-    if (cycle || !keepsName(app, after)) {
-      await takeBack(app, takeBackMove(folder!, streamVersion, commandMetadata(app, actor)));
-      throw cycle ? intoItself(folder!.name) : nameTaken(folder!.name);
+  return await oneAtATimeIn(app, `folders/${input.personId}`, async () => {
+    const folder = getFolder(app.db, input.folderId);
+    const appends = decideMoveFolder({ ...input, metadata: commandMetadata(app, actor) }, {
+      folder,
+      parent: input.parentId === null ? undefined : getFolder(app.db, input.parentId),
+      parentInside: folder !== undefined && input.parentId !== null &&
+        expandFolders(app.db, [folder.folder_id]).includes(input.parentId),
+      holder: folder && childFolder(app, input.personId, input.parentId, folder.name),
+    });
+    if (appends.length === 0) return folder!;
+    const [{ events: [moved], streamVersion }] = await appendDecided(app, appends) as [AppendResult];
+    const after = getFolder(app.db, folder!.folder_id);
+    if (after && after.parent_id === input.parentId) {
+      const cycle = closedCycle(app, folder!.folder_id, moved!.position);
+      if (cycle || !keepsName(app, after)) {
+        await takeBack(app, takeBackMove(folder!, streamVersion, commandMetadata(app, actor)));
+        throw cycle ? intoItself(folder!.name) : nameTaken(folder!.name);
+      }
     }
-  }
-  return getFolder(app.db, folder!.folder_id)!;
+    return getFolder(app.db, folder!.folder_id)!;
+  });
 }
 
 /**

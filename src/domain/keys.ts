@@ -19,6 +19,7 @@ import type { SergoApp } from "../app.ts";
 import { appendDecided, commandMetadata } from "./_append.ts";
 import { DomainError } from "./errors.ts";
 import { newId } from "./ids.ts";
+import { oneAtATimeIn } from "./locks.ts";
 import { generateSecret } from "./key_format.ts";
 import {
   capReached,
@@ -92,25 +93,27 @@ export async function createAgentKey(
   },
   actor: string,
 ): Promise<{ key: AgentKey; value: string }> {
-  const value = generateSecret("agent");
-  const keyId = newId();
-  const appends = decideCreateAgentKey({ keyId, value, ...input, metadata: commandMetadata(app, actor) }, {
-    nameTaken: getAgentKeyByName(app.db, input.personId, input.name) !== undefined,
-    agentKeys: listAgentKeys(app.db, input.personId).length,
-    found: foundToRead(app.db, input.canRead),
+  return await oneAtATimeIn(app, `agent-keys/${input.personId}`, async () => {
+    const value = generateSecret("agent");
+    const keyId = newId();
+    const appends = decideCreateAgentKey({ keyId, value, ...input, metadata: commandMetadata(app, actor) }, {
+      nameTaken: getAgentKeyByName(app.db, input.personId, input.name) !== undefined,
+      agentKeys: listAgentKeys(app.db, input.personId).length,
+      found: foundToRead(app.db, input.canRead),
+    });
+    await appendDecided(app, appends);
+    const name = input.name;
+    const live = listAgentKeys(app.db, input.personId);
+    const nameFirst = firstToTakeName(app, live, keyId, name);
+    if (
+      nameFirst && withinCap(app, live.map((key) => key.key_id), keyId, (id) => `key-${id}`, MAX_AGENT_KEYS)
+    ) {
+      return { key: getAgentKey(app.db, keyId)!, value };
+    }
+    await appendDecided(app, [takeBackAgentKey(keyId, commandMetadata(app, actor))]);
+    if (!nameFirst) throw keyNameTaken(name);
+    throw capReached(MAX_AGENT_KEYS, "agent");
   });
-  await appendDecided(app, appends);
-  const name = input.name;
-  const live = listAgentKeys(app.db, input.personId);
-  const nameFirst = firstToTakeName(app, live, keyId, name);
-  if (
-    nameFirst && withinCap(app, live.map((key) => key.key_id), keyId, (id) => `key-${id}`, MAX_AGENT_KEYS)
-  ) {
-    return { key: getAgentKey(app.db, keyId)!, value };
-  }
-  await appendDecided(app, [takeBackAgentKey(keyId, commandMetadata(app, actor))]);
-  if (!nameFirst) throw keyNameTaken(name);
-  throw capReached(MAX_AGENT_KEYS, "agent");
 }
 
 /**
@@ -173,25 +176,27 @@ export async function changeAgentKey(
   },
   actor: string,
 ): Promise<AgentKey> {
-  const key = getAgentKey(app.db, input.keyId);
-  const appends = decideChangeAgentKey({ ...input, metadata: commandMetadata(app, actor) }, {
-    key,
-    nameTaken: input.name !== undefined &&
-      getAgentKeyByName(app.db, input.personId, input.name) !== undefined,
-    found: foundToRead(app.db, input.canRead ?? { folders: [], documents: [] }),
+  return await oneAtATimeIn(app, `agent-keys/${input.personId}`, async () => {
+    const key = getAgentKey(app.db, input.keyId);
+    const appends = decideChangeAgentKey({ ...input, metadata: commandMetadata(app, actor) }, {
+      key,
+      nameTaken: input.name !== undefined &&
+        getAgentKeyByName(app.db, input.personId, input.name) !== undefined,
+      found: foundToRead(app.db, input.canRead ?? { folders: [], documents: [] }),
+    });
+    if (appends.length === 0) return key!;
+    await appendDecided(app, appends);
+    const data = appends[0]!.events[0]!.data as { name?: string; description?: string; can_read?: CanRead };
+    if (
+      data.name !== undefined &&
+      !firstToTakeName(app, listAgentKeys(app.db, input.personId), key!.key_id, data.name)
+    ) {
+      // Another key took the name first: this change is taken back whole, and says why.
+      await appendDecided(app, [takeBackKeyChange(key!, data, commandMetadata(app, actor))]);
+      throw keyNameTaken(data.name);
+    }
+    return getAgentKey(app.db, key!.key_id)!;
   });
-  if (appends.length === 0) return key!;
-  await appendDecided(app, appends);
-  const data = appends[0]!.events[0]!.data as { name?: string; description?: string; can_read?: CanRead };
-  if (
-    data.name !== undefined &&
-    !firstToTakeName(app, listAgentKeys(app.db, input.personId), key!.key_id, data.name)
-  ) {
-    // Another key took the name first: this change is taken back whole, and says why.
-    await appendDecided(app, [takeBackKeyChange(key!, data, commandMetadata(app, actor))]);
-    throw keyNameTaken(data.name);
-  }
-  return getAgentKey(app.db, key!.key_id)!;
 }
 
 /**
@@ -232,20 +237,22 @@ export async function createPersonalKey(
   input: { personId: string },
   actor: string,
 ): Promise<{ keyId: string; value: string }> {
-  const value = generateSecret("personal");
-  const keyId = newId();
-  await appendDecided(
-    app,
-    decideCreatePersonalKey({ keyId, value, ...input, metadata: commandMetadata(app, actor) }, {
-      personalKeys: personalKeys(app.db, input.personId).length,
-    }),
-  );
-  const live = personalKeys(app.db, input.personId).map((key) => key.key_id);
-  if (!withinCap(app, live, keyId, (id) => `personal-key-${id}`, MAX_PERSONAL_KEYS)) {
-    await appendDecided(app, [takeBackPersonalKey(keyId, commandMetadata(app, actor))]);
-    throw capReached(MAX_PERSONAL_KEYS, "personal");
-  }
-  return { keyId, value };
+  return await oneAtATimeIn(app, `personal-keys/${input.personId}`, async () => {
+    const value = generateSecret("personal");
+    const keyId = newId();
+    await appendDecided(
+      app,
+      decideCreatePersonalKey({ keyId, value, ...input, metadata: commandMetadata(app, actor) }, {
+        personalKeys: personalKeys(app.db, input.personId).length,
+      }),
+    );
+    const live = personalKeys(app.db, input.personId).map((key) => key.key_id);
+    if (!withinCap(app, live, keyId, (id) => `personal-key-${id}`, MAX_PERSONAL_KEYS)) {
+      await appendDecided(app, [takeBackPersonalKey(keyId, commandMetadata(app, actor))]);
+      throw capReached(MAX_PERSONAL_KEYS, "personal");
+    }
+    return { keyId, value };
+  });
 }
 
 /** Deletes a personal key. */

@@ -20,6 +20,7 @@ import type { SergoApp } from "../app.ts";
 import { appendDecided, commandMetadata } from "./_append.ts";
 import { DomainError } from "./errors.ts";
 import { newId, randomId } from "./ids.ts";
+import { oneAtATimeIn } from "./locks.ts";
 import { hashSecret } from "./key_format.ts";
 import {
   decideAddPerson,
@@ -48,15 +49,17 @@ export async function addPerson(
   input: { name: string; email: string },
   actor = "cli",
 ): Promise<Person> {
-  const personId = newId();
-  const email = input.email.trim();
-  const appends = decideAddPerson({ personId, ...input, metadata: commandMetadata(app, actor) }, {
-    emailTaken: getPersonByEmail(app.db, email) !== undefined,
+  return await oneAtATimeIn(app, "people", async () => {
+    const personId = newId();
+    const email = input.email.trim();
+    const appends = decideAddPerson({ personId, ...input, metadata: commandMetadata(app, actor) }, {
+      emailTaken: getPersonByEmail(app.db, email) !== undefined,
+    });
+    await appendDecided(app, appends);
+    const person = getPerson(app.db, personId);
+    if (!person) throw new DomainError("conflict", `A person with email "${email}" already exists`);
+    return person;
   });
-  await appendDecided(app, appends);
-  const person = getPerson(app.db, personId);
-  if (!person) throw new DomainError("conflict", `A person with email "${email}" already exists`);
-  return person;
 }
 
 /** Finds a person by email or fails with a clear sentence. */

@@ -598,8 +598,8 @@ export const MUTATIONS: Mutation[] = [
     name: "people: a later addition of an email in use taken for a person",
     file: "src/domain/people.ts",
     from:
-      '  if (!person) throw new DomainError("conflict", `A person with email "${email}" already exists`);\n  return person;\n}\n\n/** Finds',
-    to: "  return person!;\n}\n\n/** Finds",
+      '    if (!person) throw new DomainError("conflict", `A person with email "${email}" already exists`);\n    return person;\n  });\n}\n\n/** Finds',
+    to: "    return person!;\n  });\n}\n\n/** Finds",
     tests: ["test/domain/email_race_test.ts"],
   },
   {

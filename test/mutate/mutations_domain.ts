@@ -11,6 +11,9 @@ const FOLDERS = "test/domain/folders_decide_test.ts";
 const DOCUMENTS = "test/domain/documents_decide_test.ts";
 const KEYS = "test/domain/keys_decide_test.ts";
 const PEOPLE = "test/domain/people_decide_test.ts";
+const FOLDER_NAMES = "test/domain/folder_names_test.ts";
+const EMAIL_RACE = "test/domain/email_race_test.ts";
+const KEY_NAMES = "test/domain/key_names_test.ts";
 
 /** The domain deciders' planted bugs. */
 export const MUTATIONS_DOMAIN: Mutation[] = [
@@ -118,5 +121,20 @@ export const MUTATIONS_DOMAIN: Mutation[] = [
     from: "export const INVITATION_LIFETIME_MS = 7 * 24 * 3600_000;",
     to: "export const INVITATION_LIFETIME_MS = 8 * 24 * 3600_000;",
     tests: [PEOPLE],
+  },
+  {
+    name:
+      "turns: one app's commands on one person's names do not wait for each other (refusals recorded as pairs)",
+    file: "src/domain/locks.ts",
+    from: "  return await inTurn(queue, key, fn);",
+    to: "  return await fn();",
+    tests: [FOLDER_NAMES, EMAIL_RACE, KEY_NAMES],
+  },
+  {
+    name: "turns: apps beside each other (processes) share one queue, so their race is never tested",
+    file: "src/domain/locks.ts",
+    from: "let queue = tailsOf.get(owner);",
+    to: "let queue: Tails | undefined = tails;",
+    tests: [FOLDER_NAMES, EMAIL_RACE, KEY_NAMES],
   },
 ];

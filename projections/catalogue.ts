@@ -634,6 +634,48 @@ export function getDocument(db: DatabaseSync, documentId: string): DocumentRow |
   return raw ? toDocument(raw) : undefined;
 }
 
+// ---------------------------------------------------------------------------
+// What the domain's commands read before they decide (src/domain): a folder's
+// documents for a recursive delete, and the same bytes in one folder.
+
+/** The ids of the documents in any of these folders (already expanded), in id order. */
+export function documentIdsInFolders(db: DatabaseSync, folderIds: readonly string[]): string[] {
+  const rows = statement(
+    db,
+    "SELECT document_id FROM cat_documents WHERE folder_id IN (SELECT value FROM json_each(?)) ORDER BY document_id",
+  ).all(JSON.stringify(folderIds)) as Array<{ document_id: string }>;
+  return rows.map((row) => row.document_id);
+}
+
+/** A document of the person with these bytes in this folder (null for the root), if any. */
+export function documentWithBytes(
+  db: DatabaseSync,
+  personId: string,
+  folderId: string | null,
+  sha256: string,
+): DocumentRow | undefined {
+  const raw = statement(
+    db,
+    "SELECT * FROM cat_documents WHERE person_id = ? AND folder_id IS ? AND sha256 = ? LIMIT 1",
+  ).get(personId, folderId, sha256) as RawDocument | undefined;
+  return raw ? toDocument(raw) : undefined;
+}
+
+/** Every document of the person with these bytes in this folder (null for the root): id and name. */
+export function documentsWithBytes(
+  db: DatabaseSync,
+  personId: string,
+  folderId: string | null,
+  sha256: string,
+): Array<{ document_id: string; name: string }> {
+  return statement(
+    db,
+    "SELECT document_id, name FROM cat_documents WHERE person_id = ? AND folder_id IS ? AND sha256 = ?",
+  ).all(personId, folderId, sha256) as Array<{ document_id: string; name: string }>;
+}
+
+// ---------------------------------------------------------------------------
+
 /** Which documents a listing covers: folders (already expanded) and single documents, of one person. */
 export interface DocumentScope {
   personId: string;

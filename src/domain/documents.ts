@@ -5,16 +5,33 @@
  * @module
  */
 import type { DatabaseSync } from "node:sqlite";
-import { type DocumentType, type Preset, PRESETS, type SergoEvent } from "../../events/types.ts";
-import { type DocumentRow, getDocument } from "../../projections/catalogue.ts";
+import type { DocumentType, Preset } from "../../events/types.ts";
+import {
+  type DocumentRow,
+  documentsWithBytes,
+  documentWithBytes,
+  getDocument,
+  getFolder,
+} from "../../projections/catalogue.ts";
 import type { SergoApp } from "../app.ts";
 import { ProcessingError } from "../processing/processing_error.ts";
 import { registeredTranscriber } from "../processing/transcribers/choose.ts";
+import { appendDecided, commandMetadata } from "./_append.ts";
+import {
+  checkPresetName,
+  checkUpload,
+  decideDeleteDocument,
+  decideMoveDocument,
+  decidePdfCopy,
+  decideProcessing,
+  decideUpload,
+  ownDocument,
+  sameBytes,
+  takeBackUpload,
+} from "./documents_decide.ts";
 import { DomainError } from "./errors.ts";
-import { requireFolder } from "./folders.ts";
 import { newDocumentId } from "./ids.ts";
 import { oneAtATime } from "./locks.ts";
-import { checkFileName } from "./rules.ts";
 
 const EXTENSIONS: Record<string, DocumentType> = {
   pdf: "pdf",
@@ -78,9 +95,7 @@ export function sameFileInFolder(
   folderId: string | null,
   sha256: string,
 ): DocumentRow | undefined {
-  return db.prepare(
-    "SELECT * FROM cat_documents WHERE person_id = ? AND folder_id IS ? AND sha256 = ? LIMIT 1",
-  ).get(personId, folderId, sha256) as DocumentRow | undefined;
+  return documentWithBytes(db, personId, folderId, sha256);
 }
 
 /**
@@ -110,42 +125,20 @@ function firstInFolder(
   folderId: string | null,
   sha256: string,
 ): { document_id: string; name: string } | undefined {
-  const twins = app.db.prepare(
-    "SELECT document_id, name FROM cat_documents WHERE person_id = ? AND folder_id IS ? AND sha256 = ?",
-  ).all(personId, folderId, sha256) as { document_id: string; name: string }[];
+  const twins = documentsWithBytes(app.db, personId, folderId, sha256);
   if (twins.length <= 1) return twins[0];
   return twins.map((twin) => ({ twin, at: placedAt(app, twin.document_id) }))
     .sort((a, b) => a.at - b.at)[0]!.twin;
 }
 
-function sameBytes(name: string, twin: { name: string }): DomainError {
-  return new DomainError(
-    "conflict",
-    `"${name}" is already in this folder as "${twin.name}" (the same bytes): choose "Upload anyway" to keep both`,
-  );
-}
-
-/** Checks a preset name. */
+/** Checks a preset name; `standard` needs a transcriber installed here. */
 export function checkPreset(preset: string): Preset {
-  if (!(PRESETS as readonly string[]).includes(preset)) {
-    throw new DomainError("invalid", `Preset "${preset}" is not one of: ${PRESETS.join(", ")}`);
-  }
-  if (preset === "standard" && registeredTranscriber() === null) {
-    throw new DomainError(
-      "invalid",
-      'The "standard" preset needs a transcriber, and none is installed here: install tesseract-ocr or set SERGO_TRANSCRIBER',
-    );
-  }
-  return preset as Preset;
+  return checkPresetName(preset, registeredTranscriber() !== null);
 }
 
 /** Finds a person's document; another person's looks exactly like a missing one. */
 export function requireDocument(db: DatabaseSync, personId: string, documentId: string): DocumentRow {
-  const doc = getDocument(db, documentId);
-  if (!doc || doc.person_id !== personId) {
-    throw new DomainError("not_found", `No document with id "${documentId}"`);
-  }
-  return doc;
+  return ownDocument(personId, documentId, getDocument(db, documentId));
 }
 
 /** What an upload records, once its bytes are a blob. */
@@ -161,24 +154,25 @@ export interface UploadInput {
 
 /** Records an uploaded document whose bytes are already in the blob store. */
 export async function recordUpload(app: SergoApp, input: UploadInput, actor: string): Promise<DocumentRow> {
-  const name = checkFileName(input.name);
-  const preset = checkPreset(input.preset);
-  if (input.folderId !== null) requireFolder(app.db, input.personId, input.folderId);
+  return await recordDecided(app, input, actor, undefined);
+}
+
+/** Records an upload unless `twin` is given and duplicates are refused. */
+async function recordDecided(
+  app: SergoApp,
+  input: UploadInput & { refuseDuplicate?: boolean },
+  actor: string,
+  twin: { name: string } | undefined,
+): Promise<DocumentRow> {
   const documentId = newDocumentId();
-  await app.append(`document-${documentId}`, [{
-    type: "DocumentUploaded",
-    data: {
-      document_id: documentId,
-      person_id: input.personId,
-      folder_id: input.folderId,
-      name,
-      type: input.type,
-      size: input.size,
-      sha256: input.sha256,
-      preset,
-    },
-    metadata: app.meta(actor),
-  }], { expectedVersion: "no_stream" });
+  await appendDecided(
+    app,
+    decideUpload({ documentId, ...input, metadata: commandMetadata(app, actor) }, {
+      folder: input.folderId === null ? undefined : getFolder(app.db, input.folderId),
+      transcriberInstalled: registeredTranscriber() !== null,
+      twin,
+    }),
+  );
   return getDocument(app.db, documentId)!;
 }
 
@@ -199,9 +193,10 @@ export async function uploadFile(
   },
   actor: string,
 ): Promise<DocumentRow> {
-  const name = checkFileName(input.name);
-  checkPreset(input.preset ?? "basic");
-  if (input.folderId !== null) requireFolder(app.db, input.personId, input.folderId);
+  const name = checkUpload({ ...input, preset: input.preset ?? "basic" }, {
+    folder: input.folderId === null ? undefined : getFolder(app.db, input.folderId),
+    transcriberInstalled: registeredTranscriber() !== null,
+  });
   const head = new Uint8Array(4096);
   let read: number | null;
   {
@@ -222,30 +217,30 @@ export async function uploadFile(
     throw error;
   }
   const { sha256, size } = await app.blobs.adopt(input.tempPath);
-  const record = () =>
-    recordUpload(app, {
-      personId: input.personId,
-      folderId: input.folderId,
-      name,
-      sha256,
-      size,
-      type,
-      preset: input.preset ?? "basic",
-    }, actor);
+  const record = (twin?: { name: string }) =>
+    recordDecided(
+      app,
+      {
+        personId: input.personId,
+        folderId: input.folderId,
+        name,
+        sha256,
+        size,
+        type,
+        preset: input.preset ?? "basic",
+        refuseDuplicate: input.refuseDuplicate,
+      },
+      actor,
+      twin,
+    );
   if (!input.refuseDuplicate) return await record();
   // One check-and-record at a time per folder, so two uploads of the same bytes cannot both pass.
   return await oneAtATime(`upload/${input.personId}/${input.folderId ?? ""}`, async () => {
-    const twin = sameFileInFolder(app.db, input.personId, input.folderId, sha256);
-    if (twin) throw sameBytes(name, twin);
-    const made = await record();
+    const made = await record(sameFileInFolder(app.db, input.personId, input.folderId, sha256));
     // Another process may have recorded the same bytes here at the same moment: the first in the log keeps them.
     const first = firstInFolder(app, input.personId, input.folderId, sha256);
     if (first === undefined || first.document_id === made.document_id) return made;
-    await app.append(`document-${made.document_id}`, [{
-      type: "DocumentDeleted",
-      data: { document_id: made.document_id },
-      metadata: app.meta(actor),
-    }], { expectedVersion: "stream_exists" });
+    await appendDecided(app, [takeBackUpload(made.document_id, commandMetadata(app, actor))]);
     throw sameBytes(name, first);
   });
 }
@@ -256,15 +251,14 @@ export async function moveDocument(
   input: { personId: string; documentId: string; folderId: string | null },
   actor: string,
 ): Promise<DocumentRow> {
-  const doc = requireDocument(app.db, input.personId, input.documentId);
-  if (input.folderId !== null) requireFolder(app.db, input.personId, input.folderId);
-  if (doc.folder_id === input.folderId) return doc;
-  await app.append(`document-${doc.document_id}`, [{
-    type: "DocumentMoved",
-    data: { document_id: doc.document_id, folder_id: input.folderId },
-    metadata: app.meta(actor),
-  }], { expectedVersion: "stream_exists" });
-  return getDocument(app.db, doc.document_id)!;
+  const document = getDocument(app.db, input.documentId);
+  const appends = decideMoveDocument({ ...input, metadata: commandMetadata(app, actor) }, {
+    document,
+    folder: input.folderId === null ? undefined : getFolder(app.db, input.folderId),
+  });
+  if (appends.length === 0) return document!;
+  await appendDecided(app, appends);
+  return getDocument(app.db, document!.document_id)!;
 }
 
 /** Deletes a document. */
@@ -273,16 +267,12 @@ export async function deleteDocument(
   input: { personId: string; documentId: string },
   actor: string,
 ): Promise<void> {
-  const doc = requireDocument(app.db, input.personId, input.documentId);
-  await app.append(`document-${doc.document_id}`, [{
-    type: "DocumentDeleted",
-    data: { document_id: doc.document_id },
-    metadata: app.meta(actor),
-  }], { expectedVersion: "stream_exists" });
+  const document = getDocument(app.db, input.documentId);
+  await appendDecided(
+    app,
+    decideDeleteDocument({ ...input, metadata: commandMetadata(app, actor) }, { document }),
+  );
 }
-
-/** What "processing" with the preset none records: the document is left without text to search. */
-export const NONE_PRESET_REASON = "Not indexed: the preset none keeps a document without text to search";
 
 /**
  * Asks for a document to be processed again, with a preset. The preset none
@@ -293,18 +283,15 @@ export async function requestProcessing(
   input: { personId: string; documentId: string; preset: string },
   actor: string,
 ): Promise<DocumentRow> {
-  const doc = requireDocument(app.db, input.personId, input.documentId);
-  const preset = checkPreset(input.preset);
-  const document_id = doc.document_id;
-  const event: SergoEvent = preset === "none"
-    ? {
-      type: "ProcessingFailed",
-      data: { document_id, preset, reason: NONE_PRESET_REASON },
-      metadata: app.meta(actor),
-    }
-    : { type: "ProcessingRequested", data: { document_id, preset }, metadata: app.meta(actor) };
-  await app.append(`document-${document_id}`, [event], { expectedVersion: "stream_exists" });
-  return getDocument(app.db, document_id)!;
+  const document = getDocument(app.db, input.documentId);
+  await appendDecided(
+    app,
+    decideProcessing({ ...input, metadata: commandMetadata(app, actor) }, {
+      document,
+      transcriberInstalled: registeredTranscriber() !== null,
+    }),
+  );
+  return getDocument(app.db, document!.document_id)!;
 }
 
 /** Asks for a PDF copy of a document (Office and text files). */
@@ -313,14 +300,7 @@ export async function requestPdfCopy(
   input: { personId: string; documentId: string },
   actor: string,
 ): Promise<DocumentRow> {
-  const doc = requireDocument(app.db, input.personId, input.documentId);
-  if (doc.type === "pdf") {
-    throw new DomainError("invalid", `"${doc.name}" is a PDF already: it needs no PDF copy`);
-  }
-  await app.append(`document-${doc.document_id}`, [{
-    type: "PdfCopyRequested",
-    data: { document_id: doc.document_id },
-    metadata: app.meta(actor),
-  }], { expectedVersion: "stream_exists" });
-  return getDocument(app.db, doc.document_id)!;
+  const document = getDocument(app.db, input.documentId);
+  await appendDecided(app, decidePdfCopy({ ...input, metadata: commandMetadata(app, actor) }, { document }));
+  return getDocument(app.db, document!.document_id)!;
 }

@@ -7,9 +7,9 @@
  * @module
  */
 import type { DatabaseSync } from "node:sqlite";
-import type { SergoEvent } from "../../events/types.ts";
-import { ConcurrencyError } from "../../events/store.ts";
+import { type AppendResult, ConcurrencyError } from "../../events/store.ts";
 import {
+  documentIdsInFolders,
   expandFolders,
   type Folder,
   folderHoldsAnything,
@@ -18,17 +18,28 @@ import {
   getFolderByPath,
 } from "../../projections/catalogue.ts";
 import type { SergoApp } from "../app.ts";
+import { appendDecided, commandMetadata } from "./_append.ts";
+import type { Append } from "./decision.ts";
 import { DomainError } from "./errors.ts";
+import {
+  decideCreateFolder,
+  decideDeleteFolder,
+  decideMoveFolder,
+  decideRenameFolder,
+  intoItself,
+  nameTaken,
+  ownFolder,
+  takeBackCreation,
+  takeBackMove,
+  takeBackRename,
+} from "./folders_decide.ts";
 import { newId } from "./ids.ts";
-import { checkFolderName, splitFolderPath } from "./rules.ts";
+import { oneAtATimeIn } from "./locks.ts";
+import { splitFolderPath } from "./rules.ts";
 
 /** Finds a person's folder by id; another person's folder looks exactly like a missing one. */
 export function requireFolder(db: DatabaseSync, personId: string, folderId: string): Folder {
-  const folder = getFolder(db, folderId);
-  if (!folder || folder.person_id !== personId) {
-    throw new DomainError("not_found", `No folder with id "${folderId}"`);
-  }
-  return folder;
+  return ownFolder(personId, folderId, getFolder(db, folderId));
 }
 
 /** Finds a person's folder by its path, such as `Energy outlooks/Basic`. */
@@ -81,10 +92,6 @@ function keepsName(app: SergoApp, folder: Folder): boolean {
   return first === undefined || first.folder_id === folder.folder_id;
 }
 
-function nameTaken(name: string): DomainError {
-  return new DomainError("conflict", `A folder named "${name}" already exists there`);
-}
-
 /**
  * Makes a folder `name` in `parentId` unless one is there; returns the one
  * there, which is the one made unless another process made one of that name
@@ -95,24 +102,24 @@ async function makeChild(
   input: { personId: string; parentId: string | null; name: string },
   actor: string,
 ): Promise<{ folder: Folder; made: boolean }> {
-  const existing = childFolder(app, input.personId, input.parentId, input.name);
-  if (existing) return { folder: existing, made: false };
-  const folderId = newId();
-  await app.append(`folder-${folderId}`, [{
-    type: "FolderCreated",
-    data: { folder_id: folderId, person_id: input.personId, parent_id: input.parentId, name: input.name },
-    metadata: app.meta(actor),
-  }], { expectedVersion: "no_stream" });
-  const made = getFolder(app.db, folderId)!;
-  if (keepsName(app, made)) return { folder: made, made: true };
-  await app.append(`folder-${folderId}`, [{
-    type: "FolderDeleted",
-    data: { folder_id: folderId },
-    metadata: app.meta(actor),
-  }], { expectedVersion: "stream_exists" });
-  const first = childFolder(app, input.personId, input.parentId, input.name);
-  if (!first) throw nameTaken(input.name);
-  return { folder: first, made: false };
+  return await oneAtATimeIn(app, `folders/${input.personId}`, async () => {
+    const existing = childFolder(app, input.personId, input.parentId, input.name);
+    if (existing) return { folder: existing, made: false };
+    const folderId = newId();
+    await appendDecided(
+      app,
+      decideCreateFolder({ folderId, ...input, metadata: commandMetadata(app, actor) }, {
+        parent: input.parentId === null ? undefined : getFolder(app.db, input.parentId),
+        holder: undefined,
+      }),
+    );
+    const made = getFolder(app.db, folderId)!;
+    if (keepsName(app, made)) return { folder: made, made: true };
+    await appendDecided(app, [takeBackCreation(folderId, commandMetadata(app, actor))]);
+    const first = childFolder(app, input.personId, input.parentId, input.name);
+    if (!first) throw nameTaken(input.name);
+    return { folder: first, made: false };
+  });
 }
 
 /** Creates a folder under `parentId` (null for the root). */
@@ -121,11 +128,19 @@ export async function createFolder(
   input: { personId: string; parentId: string | null; name: string },
   actor: string,
 ): Promise<Folder> {
-  const name = checkFolderName(input.name);
-  if (input.parentId !== null) requireFolder(app.db, input.personId, input.parentId);
-  const { folder, made } = await makeChild(app, { ...input, name }, actor);
-  if (!made) throw nameTaken(name);
-  return folder;
+  return await oneAtATimeIn(app, `folders/${input.personId}`, async () => {
+    const folderId = newId();
+    const appends = decideCreateFolder({ folderId, ...input, metadata: commandMetadata(app, actor) }, {
+      parent: input.parentId === null ? undefined : getFolder(app.db, input.parentId),
+      holder: childFolder(app, input.personId, input.parentId, input.name),
+    });
+    await appendDecided(app, appends);
+    const made = getFolder(app.db, folderId)!;
+    if (keepsName(app, made)) return made;
+    // Another process made a folder of that name there at the same moment, and was first in the log.
+    await appendDecided(app, [takeBackCreation(folderId, commandMetadata(app, actor))]);
+    throw nameTaken(made.name);
+  });
 }
 
 /**
@@ -153,32 +168,29 @@ export async function renameFolder(
   input: { personId: string; folderId: string; name: string },
   actor: string,
 ): Promise<Folder> {
-  const folder = requireFolder(app.db, input.personId, input.folderId);
-  const name = checkFolderName(input.name);
-  if (name === folder.name) return folder;
-  if (childFolder(app, input.personId, folder.parent_id, name)) throw nameTaken(name);
-  const { streamVersion } = await app.append(`folder-${folder.folder_id}`, [{
-    type: "FolderRenamed",
-    data: { folder_id: folder.folder_id, name },
-    metadata: app.meta(actor),
-  }], { expectedVersion: "stream_exists" });
-  const renamed = getFolder(app.db, folder.folder_id);
-  if (renamed && renamed.name === name && !keepsName(app, renamed)) {
-    // Another folder took the name first: this rename is taken back (unless the folder changed since).
-    await takeBack(app, folder.folder_id, streamVersion, {
-      type: "FolderRenamed",
-      data: { folder_id: folder.folder_id, name: folder.name },
-      metadata: app.meta(actor),
+  return await oneAtATimeIn(app, `folders/${input.personId}`, async () => {
+    const folder = getFolder(app.db, input.folderId);
+    const appends = decideRenameFolder({ ...input, metadata: commandMetadata(app, actor) }, {
+      folder,
+      holder: folder && childFolder(app, input.personId, folder.parent_id, input.name),
     });
-    throw nameTaken(name);
-  }
-  return getFolder(app.db, folder.folder_id)!;
+    if (appends.length === 0) return folder!;
+    const [{ streamVersion }] = await appendDecided(app, appends) as [AppendResult];
+    const renamed = getFolder(app.db, folder!.folder_id);
+    const name = input.name;
+    if (renamed && renamed.name === name && !keepsName(app, renamed)) {
+      // Another folder took the name first: this rename is taken back (unless the folder changed since).
+      await takeBack(app, takeBackRename(folder!, streamVersion, commandMetadata(app, actor)));
+      throw nameTaken(name);
+    }
+    return getFolder(app.db, folder!.folder_id)!;
+  });
 }
 
-/** Appends `event` to the folder's stream if nothing was appended there since `version`. */
-async function takeBack(app: SergoApp, folderId: string, version: number, event: SergoEvent): Promise<void> {
+/** Makes a take-back's append unless the folder changed since the version it expects. */
+async function takeBack(app: SergoApp, append: Append): Promise<void> {
   try {
-    await app.append(`folder-${folderId}`, [event], { expectedVersion: version });
+    await appendDecided(app, [append]);
   } catch (error) {
     // A later change of the folder (another rename or move) replaced this one already.
     if (!(error instanceof ConcurrencyError)) throw error;
@@ -219,33 +231,27 @@ export async function moveFolder(
   input: { personId: string; folderId: string; parentId: string | null },
   actor: string,
 ): Promise<Folder> {
-  const folder = requireFolder(app.db, input.personId, input.folderId);
-  const intoItself = () =>
-    new DomainError("invalid", `Cannot move "${folder.name}" into itself or a folder inside it`);
-  if (input.parentId !== null) {
-    requireFolder(app.db, input.personId, input.parentId);
-    if (expandFolders(app.db, [folder.folder_id]).includes(input.parentId)) throw intoItself();
-  }
-  if (folder.parent_id === input.parentId) return folder;
-  if (childFolder(app, input.personId, input.parentId, folder.name)) throw nameTaken(folder.name);
-  const { events: [moved], streamVersion } = await app.append(`folder-${folder.folder_id}`, [{
-    type: "FolderMoved",
-    data: { folder_id: folder.folder_id, parent_id: input.parentId },
-    metadata: app.meta(actor),
-  }], { expectedVersion: "stream_exists" });
-  const after = getFolder(app.db, folder.folder_id);
-  if (after && after.parent_id === input.parentId) {
-    const cycle = closedCycle(app, folder.folder_id, moved!.position);
-    if (cycle || !keepsName(app, after)) {
-      await takeBack(app, folder.folder_id, streamVersion, {
-        type: "FolderMoved",
-        data: { folder_id: folder.folder_id, parent_id: folder.parent_id },
-        metadata: app.meta(actor),
-      });
-      throw cycle ? intoItself() : nameTaken(folder.name);
+  return await oneAtATimeIn(app, `folders/${input.personId}`, async () => {
+    const folder = getFolder(app.db, input.folderId);
+    const appends = decideMoveFolder({ ...input, metadata: commandMetadata(app, actor) }, {
+      folder,
+      parent: input.parentId === null ? undefined : getFolder(app.db, input.parentId),
+      parentInside: folder !== undefined && input.parentId !== null &&
+        expandFolders(app.db, [folder.folder_id]).includes(input.parentId),
+      holder: folder && childFolder(app, input.personId, input.parentId, folder.name),
+    });
+    if (appends.length === 0) return folder!;
+    const [{ events: [moved], streamVersion }] = await appendDecided(app, appends) as [AppendResult];
+    const after = getFolder(app.db, folder!.folder_id);
+    if (after && after.parent_id === input.parentId) {
+      const cycle = closedCycle(app, folder!.folder_id, moved!.position);
+      if (cycle || !keepsName(app, after)) {
+        await takeBack(app, takeBackMove(folder!, streamVersion, commandMetadata(app, actor)));
+        throw cycle ? intoItself(folder!.name) : nameTaken(folder!.name);
+      }
     }
-  }
-  return getFolder(app.db, folder.folder_id)!;
+    return getFolder(app.db, folder!.folder_id)!;
+  });
 }
 
 /**
@@ -257,33 +263,15 @@ export async function deleteFolder(
   input: { personId: string; folderId: string; recursive: boolean },
   actor: string,
 ): Promise<void> {
-  const folder = requireFolder(app.db, input.personId, input.folderId);
-  if (!input.recursive && folderHoldsAnything(app.db, folder.folder_id)) {
-    throw new DomainError(
-      "conflict",
-      `Folder "${folder.name}" is not empty: delete it recursively to delete what it holds`,
-    );
-  }
-  const folderIds = expandFolders(app.db, [folder.folder_id]);
-  const documents = app.db.prepare(
-    "SELECT document_id FROM cat_documents WHERE folder_id IN (SELECT value FROM json_each(?)) ORDER BY document_id",
-  ).all(JSON.stringify(folderIds)) as Array<{ document_id: string }>;
-  const meta = app.meta(actor);
-  for (const doc of documents) {
-    await app.append(`document-${doc.document_id}`, [{
-      type: "DocumentDeleted",
-      data: { document_id: doc.document_id },
-      metadata: meta,
-    }]);
-  }
-  // Deepest first, so no folder outlives its parent in the catalogue.
-  const ordered = folderIds
-    .map((id) => getFolder(app.db, id)!)
-    .sort((a, b) =>
-      b.path.split("/").length - a.path.split("/").length || a.folder_id.localeCompare(b.folder_id)
-    );
-  for (const f of ordered) {
-    const event: SergoEvent = { type: "FolderDeleted", data: { folder_id: f.folder_id }, metadata: meta };
-    await app.append(`folder-${f.folder_id}`, [event]);
-  }
+  const folder = getFolder(app.db, input.folderId);
+  const folderIds = folder ? expandFolders(app.db, [folder.folder_id]) : [];
+  await appendDecided(
+    app,
+    decideDeleteFolder({ ...input, metadata: commandMetadata(app, actor) }, {
+      folder,
+      holdsAnything: folder !== undefined && folderHoldsAnything(app.db, folder.folder_id),
+      folders: folderIds.map((id) => getFolder(app.db, id)!),
+      documentIds: documentIdsInFolders(app.db, folderIds),
+    }),
+  );
 }

@@ -7,7 +7,7 @@
  */
 import type { DatabaseSync } from "node:sqlite";
 import type { CanRead } from "../../events/types.ts";
-import { getDocument, getFolder } from "../../projections/catalogue.ts";
+import { type DocumentRow, type Folder, getDocument, getFolder } from "../../projections/catalogue.ts";
 import {
   type AgentKey,
   getAgentKey,
@@ -16,19 +16,48 @@ import {
   personalKeys,
 } from "../../projections/key_scopes.ts";
 import type { SergoApp } from "../app.ts";
-import { generateSecret, hashSecret, lastFour } from "./key_format.ts";
+import { appendDecided, commandMetadata } from "./_append.ts";
 import { DomainError } from "./errors.ts";
 import { newId } from "./ids.ts";
-import { checkDescription, checkGrace, checkKeyName, GRACE } from "./rules.ts";
+import { oneAtATimeIn } from "./locks.ts";
+import { generateSecret } from "./key_format.ts";
+import {
+  capReached,
+  checkCanReadFound,
+  decideChangeAgentKey,
+  decideCreateAgentKey,
+  decideCreatePersonalKey,
+  decideDeleteAgentKey,
+  decideDeletePersonalKey,
+  decideIssueLoginToken,
+  decideRevokeLoginToken,
+  decideRollAgentKey,
+  type FoundToRead,
+  keyNameTaken,
+  MAX_AGENT_KEYS,
+  MAX_PERSONAL_KEYS,
+  ownAgentKey,
+  takeBackAgentKey,
+  takeBackKeyChange,
+  takeBackPersonalKey,
+} from "./keys_decide.ts";
 
-/** How long a login token works. */
-export const LOGIN_TOKEN_LIFETIME_MS = 7 * 86_400_000;
+export { LOGIN_TOKEN_LIFETIME_MS, MAX_AGENT_KEYS, MAX_PERSONAL_KEYS } from "./keys_decide.ts";
 
-/** The most agent keys one person may have at once. */
-export const MAX_AGENT_KEYS = 100;
-
-/** The most personal keys one person may have at once. */
-export const MAX_PERSONAL_KEYS = 20;
+/** The folders and documents a key is given, as the catalogue holds them. */
+function foundToRead(db: DatabaseSync, canRead: CanRead): FoundToRead {
+  const folders = new Map<string, Folder>();
+  const documents = new Map<string, DocumentRow>();
+  for (const id of canRead.folders) {
+    const folder = getFolder(db, id);
+    if (folder) folders.set(id, folder);
+  }
+  for (const id of canRead.documents) {
+    const doc = getDocument(db, id);
+    if (doc) documents.set(id, doc);
+  }
+  return { folders, documents };
+}
 
 /**
  * Checks that every folder and document a key is to read belongs to the
@@ -36,31 +65,12 @@ export const MAX_PERSONAL_KEYS = 20;
  * key's folders in that order.
  */
 export function checkCanRead(db: DatabaseSync, personId: string, canRead: CanRead): CanRead {
-  const folders = [...new Set(canRead.folders)];
-  const documents = [...new Set(canRead.documents)];
-  for (const id of folders) {
-    const folder = getFolder(db, id);
-    if (!folder || folder.person_id !== personId) {
-      throw new DomainError("invalid", `No folder with id "${id}"`);
-    }
-  }
-  for (const id of documents) {
-    const doc = getDocument(db, id);
-    if (!doc || doc.person_id !== personId) throw new DomainError("invalid", `No document with id "${id}"`);
-  }
-  if (folders.length > 1000 || documents.length > 1000) {
-    throw new DomainError("invalid", "A key can read at most 1,000 folders and 1,000 documents");
-  }
-  return { folders, documents };
+  return checkCanReadFound(personId, canRead, foundToRead(db, canRead));
 }
 
 /** Finds a person's agent key by id; another person's key looks exactly like a missing one. */
 export function requireAgentKey(db: DatabaseSync, personId: string, keyId: string): AgentKey {
-  const key = getAgentKey(db, keyId);
-  if (!key || key.person_id !== personId) {
-    throw new DomainError("not_found", `No agent key with id "${keyId}"`);
-  }
-  return key;
+  return ownAgentKey(personId, keyId, getAgentKey(db, keyId));
 }
 
 /** Finds a person's agent key by name. */
@@ -83,47 +93,27 @@ export async function createAgentKey(
   },
   actor: string,
 ): Promise<{ key: AgentKey; value: string }> {
-  const name = checkKeyName(input.name);
-  const description = checkDescription(input.description);
-  if (getAgentKeyByName(app.db, input.personId, name)) throw nameTaken(name);
-  if (listAgentKeys(app.db, input.personId).length >= MAX_AGENT_KEYS) {
+  return await oneAtATimeIn(app, `agent-keys/${input.personId}`, async () => {
+    const value = generateSecret("agent");
+    const keyId = newId();
+    const appends = decideCreateAgentKey({ keyId, value, ...input, metadata: commandMetadata(app, actor) }, {
+      nameTaken: getAgentKeyByName(app.db, input.personId, input.name) !== undefined,
+      agentKeys: listAgentKeys(app.db, input.personId).length,
+      found: foundToRead(app.db, input.canRead),
+    });
+    await appendDecided(app, appends);
+    const name = input.name;
+    const live = listAgentKeys(app.db, input.personId);
+    const nameFirst = firstToTakeName(app, live, keyId, name);
+    if (
+      nameFirst && withinCap(app, live.map((key) => key.key_id), keyId, (id) => `key-${id}`, MAX_AGENT_KEYS)
+    ) {
+      return { key: getAgentKey(app.db, keyId)!, value };
+    }
+    await appendDecided(app, [takeBackAgentKey(keyId, commandMetadata(app, actor))]);
+    if (!nameFirst) throw keyNameTaken(name);
     throw capReached(MAX_AGENT_KEYS, "agent");
-  }
-  if (input.requireScope) refuseEmptyScope(input.canRead);
-  const canRead = checkCanRead(app.db, input.personId, input.canRead);
-  const value = generateSecret("agent");
-  const keyId = newId();
-  await app.append(`key-${keyId}`, [{
-    type: "AgentKeyCreated",
-    data: {
-      key_id: keyId,
-      person_id: input.personId,
-      name,
-      description,
-      key_hash: hashSecret(value),
-      last4: lastFour(value),
-      can_read: canRead,
-    },
-    metadata: app.meta(actor),
-  }], { expectedVersion: "no_stream" });
-  const live = listAgentKeys(app.db, input.personId);
-  const nameFirst = firstToTakeName(app, live, keyId, name);
-  if (
-    nameFirst && withinCap(app, live.map((key) => key.key_id), keyId, (id) => `key-${id}`, MAX_AGENT_KEYS)
-  ) {
-    return { key: getAgentKey(app.db, keyId)!, value };
-  }
-  await app.append(`key-${keyId}`, [{
-    type: "AgentKeyDeleted",
-    data: { key_id: keyId },
-    metadata: app.meta(actor),
-  }], { expectedVersion: "stream_exists" });
-  if (!nameFirst) throw nameTaken(name);
-  throw capReached(MAX_AGENT_KEYS, "agent");
-}
-
-function nameTaken(name: string): DomainError {
-  return new DomainError("conflict", `An agent key named "${name}" already exists`);
+  });
 }
 
 /**
@@ -150,13 +140,6 @@ function firstToTakeName(app: SergoApp, live: AgentKey[], keyId: string, name: s
   };
   const mine = takenAt(keyId);
   return !holders.some((key) => key.key_id !== keyId && takenAt(key.key_id) < mine);
-}
-
-function capReached(cap: number, kind: "agent" | "personal"): DomainError {
-  return new DomainError(
-    "conflict",
-    `You have ${cap} ${kind} keys, the most one person may have: delete one before making another`,
-  );
 }
 
 /**
@@ -193,44 +176,27 @@ export async function changeAgentKey(
   },
   actor: string,
 ): Promise<AgentKey> {
-  const key = requireAgentKey(app.db, input.personId, input.keyId);
-  const data: { key_id: string; name?: string; description?: string; can_read?: CanRead } = {
-    key_id: key.key_id,
-  };
-  if (input.name !== undefined && input.name !== key.name) {
-    data.name = checkKeyName(input.name);
-    if (getAgentKeyByName(app.db, input.personId, data.name)) throw nameTaken(data.name);
-  }
-  if (input.description !== undefined && input.description !== key.description) {
-    data.description = checkDescription(input.description);
-  }
-  if (input.canRead !== undefined) {
-    if (input.requireScope) refuseEmptyScope(input.canRead);
-    const canRead = checkCanRead(app.db, input.personId, input.canRead);
-    if (JSON.stringify(canRead) !== JSON.stringify(key.can_read)) data.can_read = canRead;
-  }
-  if (Object.keys(data).length === 1) return key;
-  await app.append(`key-${key.key_id}`, [{ type: "AgentKeyChanged", data, metadata: app.meta(actor) }], {
-    expectedVersion: "stream_exists",
-  });
-  if (
-    data.name !== undefined &&
-    !firstToTakeName(app, listAgentKeys(app.db, input.personId), key.key_id, data.name)
-  ) {
-    // Another key took the name first: this change is taken back whole, and says why.
-    const back: typeof data = { key_id: key.key_id, name: key.name };
-    if (data.description !== undefined) back.description = key.description;
-    if (data.can_read !== undefined) back.can_read = key.can_read;
-    await app.append(`key-${key.key_id}`, [{
-      type: "AgentKeyChanged",
-      data: back,
-      metadata: app.meta(actor),
-    }], {
-      expectedVersion: "stream_exists",
+  return await oneAtATimeIn(app, `agent-keys/${input.personId}`, async () => {
+    const key = getAgentKey(app.db, input.keyId);
+    const appends = decideChangeAgentKey({ ...input, metadata: commandMetadata(app, actor) }, {
+      key,
+      nameTaken: input.name !== undefined &&
+        getAgentKeyByName(app.db, input.personId, input.name) !== undefined,
+      found: foundToRead(app.db, input.canRead ?? { folders: [], documents: [] }),
     });
-    throw nameTaken(data.name);
-  }
-  return getAgentKey(app.db, key.key_id)!;
+    if (appends.length === 0) return key!;
+    await appendDecided(app, appends);
+    const data = appends[0]!.events[0]!.data as { name?: string; description?: string; can_read?: CanRead };
+    if (
+      data.name !== undefined &&
+      !firstToTakeName(app, listAgentKeys(app.db, input.personId), key!.key_id, data.name)
+    ) {
+      // Another key took the name first: this change is taken back whole, and says why.
+      await appendDecided(app, [takeBackKeyChange(key!, data, commandMetadata(app, actor))]);
+      throw keyNameTaken(data.name);
+    }
+    return getAgentKey(app.db, key!.key_id)!;
+  });
 }
 
 /**
@@ -242,21 +208,13 @@ export async function rollAgentKey(
   input: { personId: string; keyId: string; grace: string },
   actor: string,
 ): Promise<{ key: AgentKey; value: string; oldExpiresAt: string }> {
-  const key = requireAgentKey(app.db, input.personId, input.keyId);
-  const grace = checkGrace(input.grace);
   const value = generateSecret("agent");
-  const oldExpiresAt = new Date(app.now().getTime() + GRACE[grace]).toISOString();
-  await app.append(`key-${key.key_id}`, [{
-    type: "AgentKeyRolled",
-    data: {
-      key_id: key.key_id,
-      key_hash: hashSecret(value),
-      last4: lastFour(value),
-      old_expires_at: oldExpiresAt,
-    },
-    metadata: app.meta(actor),
-  }], { expectedVersion: "stream_exists" });
-  return { key: getAgentKey(app.db, key.key_id)!, value, oldExpiresAt };
+  const appends = decideRollAgentKey({ ...input, value, metadata: commandMetadata(app, actor) }, {
+    key: getAgentKey(app.db, input.keyId),
+  });
+  await appendDecided(app, appends);
+  const { old_expires_at: oldExpiresAt } = appends[0]!.events[0]!.data as { old_expires_at: string };
+  return { key: getAgentKey(app.db, input.keyId)!, value, oldExpiresAt };
 }
 
 /** Deletes an agent key: every value of it stops at once. */
@@ -265,12 +223,12 @@ export async function deleteAgentKey(
   input: { personId: string; keyId: string },
   actor: string,
 ): Promise<void> {
-  const key = requireAgentKey(app.db, input.personId, input.keyId);
-  await app.append(`key-${key.key_id}`, [{
-    type: "AgentKeyDeleted",
-    data: { key_id: key.key_id },
-    metadata: app.meta(actor),
-  }], { expectedVersion: "stream_exists" });
+  await appendDecided(
+    app,
+    decideDeleteAgentKey({ ...input, metadata: commandMetadata(app, actor) }, {
+      key: getAgentKey(app.db, input.keyId),
+    }),
+  );
 }
 
 /** Creates a personal key (for the REST API) and returns its id and value, shown this once. */
@@ -279,26 +237,22 @@ export async function createPersonalKey(
   input: { personId: string },
   actor: string,
 ): Promise<{ keyId: string; value: string }> {
-  if (personalKeys(app.db, input.personId).length >= MAX_PERSONAL_KEYS) {
-    throw capReached(MAX_PERSONAL_KEYS, "personal");
-  }
-  const value = generateSecret("personal");
-  const keyId = newId();
-  await app.append(`personal-key-${keyId}`, [{
-    type: "PersonalKeyCreated",
-    data: { key_id: keyId, person_id: input.personId, key_hash: hashSecret(value), last4: lastFour(value) },
-    metadata: app.meta(actor),
-  }], { expectedVersion: "no_stream" });
-  const live = personalKeys(app.db, input.personId).map((key) => key.key_id);
-  if (!withinCap(app, live, keyId, (id) => `personal-key-${id}`, MAX_PERSONAL_KEYS)) {
-    await app.append(`personal-key-${keyId}`, [{
-      type: "PersonalKeyDeleted",
-      data: { key_id: keyId },
-      metadata: app.meta(actor),
-    }], { expectedVersion: "stream_exists" });
-    throw capReached(MAX_PERSONAL_KEYS, "personal");
-  }
-  return { keyId, value };
+  return await oneAtATimeIn(app, `personal-keys/${input.personId}`, async () => {
+    const value = generateSecret("personal");
+    const keyId = newId();
+    await appendDecided(
+      app,
+      decideCreatePersonalKey({ keyId, value, ...input, metadata: commandMetadata(app, actor) }, {
+        personalKeys: personalKeys(app.db, input.personId).length,
+      }),
+    );
+    const live = personalKeys(app.db, input.personId).map((key) => key.key_id);
+    if (!withinCap(app, live, keyId, (id) => `personal-key-${id}`, MAX_PERSONAL_KEYS)) {
+      await appendDecided(app, [takeBackPersonalKey(keyId, commandMetadata(app, actor))]);
+      throw capReached(MAX_PERSONAL_KEYS, "personal");
+    }
+    return { keyId, value };
+  });
 }
 
 /** Deletes a personal key. */
@@ -307,14 +261,12 @@ export async function deletePersonalKey(
   input: { personId: string; keyId: string },
   actor: string,
 ): Promise<void> {
-  if (!personalKeys(app.db, input.personId).some((k) => k.key_id === input.keyId)) {
-    throw new DomainError("not_found", `No personal key with id "${input.keyId}"`);
-  }
-  await app.append(`personal-key-${input.keyId}`, [{
-    type: "PersonalKeyDeleted",
-    data: { key_id: input.keyId },
-    metadata: app.meta(actor),
-  }], { expectedVersion: "stream_exists" });
+  await appendDecided(
+    app,
+    decideDeletePersonalKey({ ...input, metadata: commandMetadata(app, actor) }, {
+      personsKey: personalKeys(app.db, input.personId).some((k) => k.key_id === input.keyId),
+    }),
+  );
 }
 
 /** Issues a login token for the console and the API; returns its id, value and expiry. */
@@ -325,18 +277,9 @@ export async function issueLoginToken(
 ): Promise<{ tokenId: string; value: string; expiresAt: string }> {
   const value = generateSecret("login");
   const tokenId = newId();
-  const expiresAt = new Date(app.now().getTime() + (input.lifetimeMs ?? LOGIN_TOKEN_LIFETIME_MS))
-    .toISOString();
-  await app.append(`login-${tokenId}`, [{
-    type: "LoginTokenIssued",
-    data: {
-      token_id: tokenId,
-      person_id: input.personId,
-      token_hash: hashSecret(value),
-      expires_at: expiresAt,
-    },
-    metadata: app.meta(actor),
-  }], { expectedVersion: "no_stream" });
+  const appends = decideIssueLoginToken({ tokenId, value, ...input, metadata: commandMetadata(app, actor) });
+  await appendDecided(app, appends);
+  const { expires_at: expiresAt } = appends[0]!.events[0]!.data as { expires_at: string };
   return { tokenId, value, expiresAt };
 }
 
@@ -346,22 +289,5 @@ export async function revokeLoginToken(
   input: { tokenId: string },
   actor: string,
 ): Promise<void> {
-  await app.append(`login-${input.tokenId}`, [{
-    type: "LoginTokenRevoked",
-    data: { token_id: input.tokenId },
-    metadata: app.meta(actor),
-  }], { expectedVersion: "stream_exists" });
-}
-
-/**
- * A key saved from the console must read something: an agent on a key that
- * reads nothing finds nothing, and nothing tells it why.
- */
-function refuseEmptyScope(canRead: CanRead): void {
-  if (canRead.folders.length === 0 && canRead.documents.length === 0) {
-    throw new DomainError(
-      "invalid",
-      "Choose at least one folder or file for this key to read: a key that reads nothing finds nothing for its agent",
-    );
-  }
+  await appendDecided(app, decideRevokeLoginToken({ ...input, metadata: commandMetadata(app, actor) }));
 }

@@ -17,10 +17,25 @@ import {
 } from "../../projections/catalogue.ts";
 import { ConcurrencyError } from "../../events/store.ts";
 import type { SergoApp } from "../app.ts";
-import { hashSecret } from "./key_format.ts";
+import { appendDecided, commandMetadata } from "./_append.ts";
 import { DomainError } from "./errors.ts";
 import { newId, randomId } from "./ids.ts";
-import { checkEmail, checkPersonName } from "./rules.ts";
+import { oneAtATimeIn } from "./locks.ts";
+import { hashSecret } from "./key_format.ts";
+import {
+  decideAddPerson,
+  decideFirstAdministrator,
+  decideMakeAdministrator,
+  decidePasswordLink,
+  decideRemoveAdministrator,
+  decideSetPassword,
+  decideUsePasswordLink,
+  emailTaken,
+  FIRST_PERSON_ID,
+  firstPersonExists,
+} from "./people_decide.ts";
+
+export { FIRST_PERSON_ID, INVITATION_LIFETIME_MS, RESET_LIFETIME_MS } from "./people_decide.ts";
 
 /**
  * Adds a person; their email must be new. The check before the append is the
@@ -34,20 +49,17 @@ export async function addPerson(
   input: { name: string; email: string },
   actor = "cli",
 ): Promise<Person> {
-  const name = checkPersonName(input.name);
-  const email = checkEmail(input.email);
-  if (getPersonByEmail(app.db, email)) {
-    throw new DomainError("conflict", `A person with email "${email}" already exists`);
-  }
-  const personId = newId();
-  await app.append(`person-${personId}`, [{
-    type: "PersonAdded",
-    data: { person_id: personId, name, email },
-    metadata: app.meta(actor),
-  }], { expectedVersion: "no_stream" });
-  const person = getPerson(app.db, personId);
-  if (!person) throw new DomainError("conflict", `A person with email "${email}" already exists`);
-  return person;
+  return await oneAtATimeIn(app, "people", async () => {
+    const personId = newId();
+    const email = input.email.trim();
+    const appends = decideAddPerson({ personId, ...input, metadata: commandMetadata(app, actor) }, {
+      emailTaken: getPersonByEmail(app.db, email) !== undefined,
+    });
+    await appendDecided(app, appends);
+    const person = getPerson(app.db, personId);
+    if (!person) throw new DomainError("conflict", `A person with email "${email}" already exists`);
+    return person;
+  });
 }
 
 /** Finds a person by email or fails with a clear sentence. */
@@ -64,25 +76,15 @@ export async function setPasswordHash(
   passwordHash: string,
   actor = "cli",
 ): Promise<void> {
-  await app.append(`person-${personId}`, [{
-    type: "PersonPasswordSet",
-    data: { person_id: personId, password_hash: passwordHash },
-    metadata: app.meta(actor),
-  }], { expectedVersion: "stream_exists" });
+  await appendDecided(
+    app,
+    decideSetPassword({ personId, passwordHash, metadata: commandMetadata(app, actor) }),
+  );
 }
-
-/** How long an invitation link works. */
-export const INVITATION_LIFETIME_MS = 7 * 24 * 3600_000;
-/** How long a password reset link works. */
-export const RESET_LIFETIME_MS = 24 * 3600_000;
 
 /** Makes a person an administrator. */
 export async function makeAdministrator(app: SergoApp, personId: string, actor = "cli"): Promise<void> {
-  await app.append(`person-${personId}`, [{
-    type: "PersonMadeAdministrator",
-    data: { person_id: personId },
-    metadata: app.meta(actor),
-  }], { expectedVersion: "stream_exists" });
+  await appendDecided(app, decideMakeAdministrator({ personId, metadata: commandMetadata(app, actor) }));
 }
 
 /**
@@ -90,29 +92,14 @@ export async function makeAdministrator(app: SergoApp, personId: string, actor =
  * it. Refused for the last administrator, so someone can always add people.
  */
 export async function removeAdministrator(app: SergoApp, personId: string, actor = "cli"): Promise<void> {
-  if (!isAdministrator(app.db, personId)) return;
-  if (administratorCount(app.db) <= 1) {
-    throw new DomainError(
-      "conflict",
-      "Cannot remove the last administrator's rights: make another person an administrator first",
-    );
-  }
-  await app.append(`person-${personId}`, [{
-    type: "PersonAdministratorRemoved",
-    data: { person_id: personId },
-    metadata: app.meta(actor),
-  }], { expectedVersion: "stream_exists" });
+  await appendDecided(
+    app,
+    decideRemoveAdministrator({ personId, metadata: commandMetadata(app, actor) }, {
+      isAdministrator: isAdministrator(app.db, personId),
+      administrators: administratorCount(app.db),
+    }),
+  );
 }
-
-/**
- * The person id of the first administrator the setup page makes. Fixed, so
- * that the stream it is written to is too: replicas on one database each
- * print a setup address of their own, and two used at once both append to
- * `person-000000000001` as a new stream; the log takes one, the other's append
- * fails its version check. (Random ids are 12 base62 characters; this one is
- * taken by chance once in 62^12.)
- */
-export const FIRST_PERSON_ID = "000000000001";
 
 /**
  * The first person, from the setup page: added with their password hash and
@@ -123,25 +110,14 @@ export async function addFirstAdministrator(
   app: SergoApp,
   input: { name: string; email: string; passwordHash: string },
 ): Promise<Person> {
-  const name = checkPersonName(input.name);
-  const email = checkEmail(input.email);
-  const already = new DomainError("conflict", "Sergo already has its first person");
-  if (anyPerson(app.db)) throw already;
-  const personId = FIRST_PERSON_ID;
-  const actor = `person-${personId}`;
-  await app.append(`person-${personId}`, [
-    { type: "PersonAdded", data: { person_id: personId, name, email }, metadata: app.meta(actor) },
-    {
-      type: "PersonPasswordSet",
-      data: { person_id: personId, password_hash: input.passwordHash },
-      metadata: app.meta(actor),
-    },
-    { type: "PersonMadeAdministrator", data: { person_id: personId }, metadata: app.meta(actor) },
-  ], { expectedVersion: "no_stream" }).catch((error) => {
-    throw error instanceof ConcurrencyError ? already : error;
+  const appends = decideFirstAdministrator({ ...input, metadata: { now: app.now() } }, {
+    anyPerson: anyPerson(app.db),
   });
-  const person = getPerson(app.db, personId);
-  if (!person) throw new DomainError("conflict", `A person with email "${email}" already exists`);
+  await appendDecided(app, appends).catch((error) => {
+    throw error instanceof ConcurrencyError ? firstPersonExists() : error;
+  });
+  const person = getPerson(app.db, FIRST_PERSON_ID);
+  if (!person) throw emailTaken(input.email.trim());
   return person;
 }
 
@@ -156,26 +132,17 @@ export async function issuePasswordLink(
   actor: string,
 ): Promise<{ token: string; expiresAt: string }> {
   const token = randomId(43);
-  const linkId = newId();
-  const lifetime = input.purpose === "invite" ? INVITATION_LIFETIME_MS : RESET_LIFETIME_MS;
-  const expiresAt = new Date(app.now().getTime() + lifetime).toISOString();
-  const closed = passwordLinksOf(app.db, input.personId).map((link) => ({
-    type: "PasswordLinkUsed" as const,
-    data: { link_id: link.link_id },
-    metadata: app.meta(actor),
-  }));
-  await app.append(`person-${input.personId}`, [...closed, {
-    type: "PasswordLinkIssued",
-    data: {
-      link_id: linkId,
-      person_id: input.personId,
-      token_hash: hashSecret(token),
-      purpose: input.purpose,
-      expires_at: expiresAt,
-    },
-    metadata: app.meta(actor),
-  }], { expectedVersion: "stream_exists" });
-  return { token, expiresAt };
+  const appends = decidePasswordLink({
+    ...input,
+    linkId: newId(),
+    token,
+    metadata: commandMetadata(app, actor),
+  }, {
+    openLinkIds: passwordLinksOf(app.db, input.personId).map((link) => link.link_id),
+  });
+  await appendDecided(app, appends);
+  const issued = appends[0]!.events.at(-1)!.data as { expires_at: string };
+  return { token, expiresAt: issued.expires_at };
 }
 
 /** The person an open, unexpired password link token belongs to, with the link; null otherwise. */
@@ -195,13 +162,5 @@ export async function usePasswordLink(
   app: SergoApp,
   input: { personId: string; linkId: string; passwordHash: string },
 ): Promise<void> {
-  const actor = `person-${input.personId}`;
-  await app.append(`person-${input.personId}`, [
-    {
-      type: "PersonPasswordSet",
-      data: { person_id: input.personId, password_hash: input.passwordHash },
-      metadata: app.meta(actor),
-    },
-    { type: "PasswordLinkUsed", data: { link_id: input.linkId }, metadata: app.meta(actor) },
-  ], { expectedVersion: "stream_exists" });
+  await appendDecided(app, decideUsePasswordLink({ ...input, metadata: { now: app.now() } }));
 }

@@ -1,9 +1,12 @@
 /**
  * People's emails are unique, also when two additions of one email happen at
- * the same moment (two requests, or the CLI beside `serve`): both may reach
- * the log, the first in log order is the person, the later one is refused
- * with the usual sentence, and the projections go on (they stopped for good
- * on the duplicate before: "UNIQUE constraint failed: cat_people.email").
+ * the same moment. In one process (two requests) they take turns, so the
+ * later one is refused before anything is appended. Across processes (the
+ * CLI beside `serve`; here also apps opened beside each other on one data
+ * directory) both may reach the log: the first in log order is the person,
+ * the later one is refused with the usual sentence, and the projections go on
+ * (they stopped for good on the duplicate before: "UNIQUE constraint failed:
+ * cat_people.email").
  */
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
@@ -11,18 +14,36 @@ import { join } from "node:path";
 import { addPerson } from "../../src/domain/people.ts";
 import { listPeople } from "../../projections/catalogue.ts";
 import { testServer } from "../http/_server.ts";
-import { runCli } from "../helpers/temp.ts";
+import { appsBeside } from "../helpers/apps_beside.ts";
+import { runCli, tempApp } from "../helpers/temp.ts";
 
 const TAKEN = 'A person with email "ava@example.com" already exists';
 
-Deno.test("three additions of one email at the same moment: one person, two refusals, and the projections go on and replay", async () => {
-  const server = await testServer();
-  await using _ = server;
+Deno.test("three additions of one email at the same moment in one process: one person, two refusals, nothing recorded for them", async () => {
+  await using t = await tempApp();
   const results = await Promise.allSettled(
     ["Ava Bennett", "Ava B.", "A. Bennett"].map((name) =>
-      addPerson(server.app, { name, email: "ava@example.com" })
+      addPerson(t.app, { name, email: "ava@example.com" })
     ),
   );
+  assert.equal(results.filter((r) => r.status === "fulfilled").length, 1);
+  assert.deepEqual(
+    results.flatMap((r) => r.status === "rejected" ? [(r.reason as Error).message] : []),
+    [TAKEN, TAKEN],
+  );
+  assert.deepEqual(t.app.store.readFrom(0, 1000).map((e) => e.type), ["PersonAdded"]);
+});
+
+Deno.test("three additions of one email at the same moment in three processes: one person, two refusals, and the projections go on and replay", async () => {
+  const server = await testServer();
+  await using _ = server;
+  await using beside = await appsBeside(server.dir, 2);
+  const results = await Promise.allSettled(
+    ["Ava Bennett", "Ava B.", "A. Bennett"].map((name, i) =>
+      addPerson([server.app, ...beside.apps][i]!, { name, email: "ava@example.com" })
+    ),
+  );
+  server.app.catchUp();
   assert.equal(results.filter((r) => r.status === "fulfilled").length, 1);
   assert.deepEqual(
     results.flatMap((r) => r.status === "rejected" ? [(r.reason as Error).message] : []),

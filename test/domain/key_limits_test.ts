@@ -13,7 +13,9 @@ import {
 import { listAgentKeys, personalKeys } from "../../projections/key_scopes.ts";
 import { addPerson } from "../../src/domain/people.ts";
 import { createFolder } from "../../src/domain/folders.ts";
+import type { SergoApp } from "../../src/app.ts";
 import { testServer } from "../http/_server.ts";
+import { appsBeside } from "../helpers/apps_beside.ts";
 import { runCli } from "../helpers/temp.ts";
 
 const AGENT_CAP = "You have 100 agent keys, the most one person may have: delete one before making another";
@@ -72,7 +74,7 @@ Deno.test("the 101st agent key and the 21st personal key are refused by the API 
   assert.equal(room.code, 0, room.stderr);
 });
 
-Deno.test("creations at the same moment cannot pass the cap: at 99 agent keys five at once leave 100, at 19 personal keys three leave 20", async () => {
+Deno.test("creations at the same moment in one process take turns: at 99 agent keys five at once leave 100, and the four refused record nothing", async () => {
   const server = await testServer();
   await using _ = server;
   const ava = await addPerson(server.app, { name: "Ava Bennett", email: "ava@example.com" });
@@ -80,8 +82,30 @@ Deno.test("creations at the same moment cannot pass the cap: at 99 agent keys fi
   const agentKey = (name: string) =>
     createAgentKey(server.app, { personId: ava.person_id, name, description: "", canRead: none }, "test");
   for (let i = 0; i < MAX_AGENT_KEYS - 1; i++) await agentKey(`agent-${i}`);
-  // All five pass the projection's count (99) before any of them is appended.
+  const before = server.app.head().position;
   const agents = await Promise.allSettled(Array.from({ length: 5 }, (_, i) => agentKey(`at-once-${i}`)));
+  assert.deepEqual(
+    agents.flatMap((r) => r.status === "rejected" ? [(r.reason as Error).message] : []),
+    [AGENT_CAP, AGENT_CAP, AGENT_CAP, AGENT_CAP],
+  );
+  assert.equal(server.app.head().position, before + 1, "one key recorded; nothing for the four refused");
+});
+
+Deno.test("creations at the same moment cannot pass the cap: at 99 agent keys five at once leave 100, at 19 personal keys three leave 20", async () => {
+  const server = await testServer();
+  await using _ = server;
+  await using beside = await appsBeside(server.dir, 4);
+  const ava = await addPerson(server.app, { name: "Ava Bennett", email: "ava@example.com" });
+  const none = { folders: [], documents: [] };
+  const agentKey = (name: string, app: SergoApp = server.app) =>
+    createAgentKey(app, { personId: ava.person_id, name, description: "", canRead: none }, "test");
+  for (let i = 0; i < MAX_AGENT_KEYS - 1; i++) await agentKey(`agent-${i}`);
+  // All five (one per process) pass the projection's count (99) before any of them is appended.
+  for (const app of beside.apps) app.catchUp();
+  const agents = await Promise.allSettled(
+    [server.app, ...beside.apps].map((app, i) => agentKey(`at-once-${i}`, app)),
+  );
+  server.app.catchUp();
   assert.equal(agents.filter((r) => r.status === "fulfilled").length, 1);
   assert.deepEqual(
     agents.flatMap((r) => r.status === "rejected" ? [(r.reason as Error).message] : []),
@@ -89,9 +113,16 @@ Deno.test("creations at the same moment cannot pass the cap: at 99 agent keys fi
   );
   assert.equal(listAgentKeys(server.app.db, ava.person_id).length, MAX_AGENT_KEYS);
 
-  const personal = () => createPersonalKey(server.app, { personId: ava.person_id }, "test");
+  const personal = (app: SergoApp = server.app) =>
+    createPersonalKey(app, { personId: ava.person_id }, "test");
   for (let i = 0; i < MAX_PERSONAL_KEYS - 1; i++) await personal();
-  const personals = await Promise.allSettled([personal(), personal(), personal()]);
+  for (const app of beside.apps) app.catchUp();
+  const personals = await Promise.allSettled([
+    personal(),
+    personal(beside.apps[0]),
+    personal(beside.apps[1]),
+  ]);
+  server.app.catchUp();
   assert.equal(personals.filter((r) => r.status === "fulfilled").length, 1);
   assert.equal(personalKeys(server.app.db, ava.person_id).length, MAX_PERSONAL_KEYS);
   assert.ok(personals.every((r) => r.status === "fulfilled" || (r.reason as Error).message === PERSONAL_CAP));

@@ -4,7 +4,7 @@ import { ProcessingWorker } from "../../src/workers/processing_worker.ts";
 import { ensureFolderPath } from "../../src/domain/folders.ts";
 import { createAgentKey, createPersonalKey, issueLoginToken } from "../../src/domain/keys.ts";
 import { addPerson } from "../../src/domain/people.ts";
-import { NONE_PRESET_REASON } from "../../src/domain/documents.ts";
+import { NONE_PRESET_REASON } from "../../src/domain/documents_decide.ts";
 import { searchPassages } from "../../projections/search_index.ts";
 import { testServer } from "./_server.ts";
 import { CORPUS_DIR } from "../helpers/corpus.ts";

@@ -9,6 +9,7 @@
 import { type Mutation, MUTATIONS } from "./mutations.ts";
 import { MUTATIONS_CHATGPT } from "./mutations_chatgpt.ts";
 import { MUTATIONS_CONSOLE } from "./mutations_console.ts";
+import { MUTATIONS_DOMAIN } from "./mutations_domain.ts";
 import { MUTATIONS_EDGE } from "./mutations_edge.ts";
 import { MUTATIONS_MUTANTS } from "./mutations_mutants.ts";
 import { MUTATIONS_PERF } from "./mutations_perf.ts";
@@ -21,6 +22,7 @@ export const LISTS: Readonly<Record<string, Mutation[]>> = {
   mutations: MUTATIONS,
   mutations_chatgpt: MUTATIONS_CHATGPT,
   mutations_console: MUTATIONS_CONSOLE,
+  mutations_domain: MUTATIONS_DOMAIN,
   mutations_edge: MUTATIONS_EDGE,
   mutations_mutants: MUTATIONS_MUTANTS,
   mutations_perf: MUTATIONS_PERF,

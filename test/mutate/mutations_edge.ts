@@ -138,9 +138,9 @@ export const MUTATIONS_EDGE: Mutation[] = [
   },
   {
     name: "administrators: the last one's rights may be removed",
-    file: "src/domain/people.ts",
-    from: "if (administratorCount(app.db) <= 1) {",
+    file: "src/domain/people_decide.ts",
+    from: "if (state.administrators <= 1) {",
     to: "if (false) {",
-    tests: [SESSIONS],
+    tests: [SESSIONS, "test/domain/people_decide_test.ts"],
   },
 ];

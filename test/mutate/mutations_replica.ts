@@ -23,10 +23,10 @@ export const MUTATIONS_REPLICA: Mutation[] = [
   },
   {
     name: "setup: the first administrator under a random id (two replicas' setups both succeed)",
-    file: "src/domain/people.ts",
+    file: "src/domain/people_decide.ts",
     from: "const personId = FIRST_PERSON_ID;",
-    to: "const personId = newId();",
-    tests: [SETUP],
+    to: 'const personId = crypto.randomUUID().replaceAll("-", "").slice(0, 12);',
+    tests: [SETUP, "test/domain/people_decide_test.ts"],
   },
   {
     name: "blobs: a one-chunk blob's chunk not written with its row",

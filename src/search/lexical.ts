@@ -35,7 +35,8 @@ import {
   termExpression,
   TermMatcher,
 } from "../analysis/analysis.ts";
-import { type Dictionaries, installedDictionaries } from "./dictionaries.ts";
+import type { DictionaryLookup } from "./dictionaries.ts";
+import { installedDictionaries } from "./installed_dictionaries.ts";
 import { passageFields } from "../analysis/fields.ts";
 import { isEmptyScope, scopeTokens, type SearchScope } from "../analysis/scope.ts";
 import { translateTerms } from "./translation.ts";
@@ -83,7 +84,7 @@ export interface LexicalOptions extends SearchScope {
   analysis?: AnalysisOptions;
   ranking?: RankingOptions;
   /** Dictionaries an English question's words are translated through (default: the installed ones; null: none). */
-  dictionaries?: Dictionaries | null;
+  dictionaries?: DictionaryLookup | null;
 }
 
 /** One passage found, with its score (higher is better). */

@@ -143,7 +143,7 @@ const QUESTIONS: Array<{ document: string; evidence: string; question: string }>
     document: "zh",
     evidence: "误导性陈述",
     question:
-      "Who guarantees that the quarterly report is true, accurate and complete, without false records or misleading statements?",
+      "Which officers guarantee that its contents are true, accurate and complete, without false records or misleading statements?",
   },
   {
     document: "zh",

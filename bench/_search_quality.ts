@@ -288,11 +288,22 @@ const TARGETS = {
   long: { name: "kind long", test: (q) => q.kinds.includes("long") },
   multiword: { name: "kind question (full sentences)", test: (q) => q.kinds.includes("question") },
   paraphrase: { name: "kind paraphrase", test: (q) => q.kinds.includes("paraphrase") },
+  sameLanguage: {
+    name: "question in the page's language",
+    test: (q) => !q.kinds.includes("cross-language"),
+  },
 } satisfies Record<string, Target>;
 
 /** Each part in turn turned off (or on, for one that is off), with the questions it is for. */
 export const ABLATIONS: readonly Ablation[] = [
   { name: "without the dictionaries (no translation)", withoutDictionaries: true, target: CROSS_LANGUAGE },
+  {
+    name: `translated words' document frequency ${
+      DEFAULT_RANKING.languageIdf ? "pooled over both languages" : "counted apart per side"
+    }`,
+    ranking: { languageIdf: !DEFAULT_RANKING.languageIdf },
+    target: TARGETS.sameLanguage,
+  },
   {
     name: "without Snowball stemming (Latin script)",
     analysis: { stemming: false },

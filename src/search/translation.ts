@@ -51,7 +51,7 @@ export function translateTerms(
     for (const translation of translations) {
       for (const indexTerm of indexTermsOf(translation, options)) alternatives.add(indexTerm);
     }
-    return { ...term, terms: [...alternatives] };
+    return { ...term, terms: [...alternatives], own: term.terms.length };
   });
 }
 

@@ -29,7 +29,8 @@ import { openProjector } from "../projections/projector.ts";
 import { createSearchIndexProjection, searchPassages } from "../projections/search_index.ts";
 import { type AnalysisOptions, DEFAULT_ANALYSIS } from "../src/analysis/analysis.ts";
 import { DEFAULT_RANKING, type RankingOptions } from "../src/search/lexical.ts";
-import { type Dictionaries, loadDictionaries } from "../src/search/dictionaries.ts";
+import type { DictionaryLookup } from "../src/search/dictionaries.ts";
+import { openDictionaryStore } from "../src/search/dictionary_store.ts";
 import type { CorpusFile } from "./_corpus_text.ts";
 import { loadDebianDocs } from "./_debian_docs.ts";
 
@@ -155,7 +156,7 @@ function languagePair(question: QualityQuestion): string {
 export interface QualityIndexes {
   sergo: PageSearch;
   /** Sergo's search with another ranking over the same index. */
-  ranked(ranking: RankingOptions, dictionaries?: Dictionaries | null): PageSearch;
+  ranked(ranking: RankingOptions, dictionaries?: DictionaryLookup | null): PageSearch;
   plain: PageSearch;
   close(): void;
 }
@@ -164,7 +165,7 @@ export interface QualityIndexes {
 export function buildQualityIndexes(
   corpus: CorpusFile[],
   analysis = DEFAULT_ANALYSIS,
-  dictionaries: Dictionaries | null = null,
+  dictionaries: DictionaryLookup | null = null,
 ): QualityIndexes {
   const projector = openProjector(":memory:", [createSearchIndexProjection(analysis)]);
   const plain = new DatabaseSync(":memory:");
@@ -287,11 +288,22 @@ const TARGETS = {
   long: { name: "kind long", test: (q) => q.kinds.includes("long") },
   multiword: { name: "kind question (full sentences)", test: (q) => q.kinds.includes("question") },
   paraphrase: { name: "kind paraphrase", test: (q) => q.kinds.includes("paraphrase") },
+  sameLanguage: {
+    name: "question in the page's language",
+    test: (q) => !q.kinds.includes("cross-language"),
+  },
 } satisfies Record<string, Target>;
 
 /** Each part in turn turned off (or on, for one that is off), with the questions it is for. */
 export const ABLATIONS: readonly Ablation[] = [
   { name: "without the dictionaries (no translation)", withoutDictionaries: true, target: CROSS_LANGUAGE },
+  {
+    name: `translated words' document frequency ${
+      DEFAULT_RANKING.languageIdf ? "pooled over both languages" : "counted apart per side"
+    }`,
+    ranking: { languageIdf: !DEFAULT_RANKING.languageIdf },
+    target: TARGETS.sameLanguage,
+  },
   {
     name: "without Snowball stemming (Latin script)",
     analysis: { stemming: false },
@@ -356,7 +368,7 @@ function ablate(
   questions: QualityQuestion[],
   indexes: QualityIndexes,
   shipped: Record<string, unknown>,
-  dictionaries: Dictionaries | null,
+  dictionaries: DictionaryLookup | null,
 ): unknown[] {
   const out: unknown[] = [];
   for (const ablation of ABLATIONS) {
@@ -386,13 +398,23 @@ function ablate(
 }
 
 /**
+ * The installed dictionaries as `serve` uses them: looked up in their SQLite file (made on the first run,
+ * in `bench/data/`, and again when a dictionary changes).
+ */
+export async function benchDictionaries(): Promise<DictionaryLookup> {
+  const data = new URL("./data/", import.meta.url);
+  await Deno.mkdir(data, { recursive: true });
+  return openDictionaryStore({ path: new URL("dictionaries.sqlite", data).pathname });
+}
+
+/**
  * Sergo and plain bm25 on the second set (Debian's manuals, `_debian_docs.ts`), whose questions were
  * written before any ranking ran on them and never guide a change: all held out.
  */
 export async function benchDebianQuality(): Promise<Record<string, unknown>> {
   const corpus = await loadDebianDocs();
   const questions = await loadQuestions(corpus, "search_questions_debian.json");
-  const dictionaries = await loadDictionaries();
+  const dictionaries = await benchDictionaries();
   const indexes = buildQualityIndexes(corpus, DEFAULT_ANALYSIS, dictionaries);
   try {
     const sergo = scoreSearch(questions, indexes.sergo);
@@ -416,7 +438,7 @@ export async function benchDebianQuality(): Promise<Record<string, unknown>> {
 /** Recall@10 and MRR of Sergo and plain bm25 on both sets. */
 export async function benchQuality(corpus: CorpusFile[]): Promise<Record<string, unknown>> {
   const questions = await loadQuestions(corpus);
-  const dictionaries = await loadDictionaries();
+  const dictionaries = await benchDictionaries();
   const old = JSON.parse(
     await Deno.readTextFile(new URL("./search_eval.json", import.meta.url)),
   ) as OldQuestion[];

@@ -22,7 +22,8 @@ import {
 import { passageScopeTokens } from "../src/analysis/scope.ts";
 import type { BuildDocument } from "./_search_build_worker.ts";
 import { type CorpusFile, loadCorpus } from "./_corpus_text.ts";
-import { benchDebianQuality, benchQuality } from "./_search_quality.ts";
+import { benchDebianQuality, benchDictionaries, benchQuality } from "./_search_quality.ts";
+import type { DictionaryLookup } from "../src/search/dictionaries.ts";
 
 /** Options of {@linkcode benchSearch}. */
 export interface BenchSearchOptions {
@@ -48,7 +49,8 @@ export async function benchSearch(opts: BenchSearchOptions): Promise<Record<stri
   const corpus = await loadCorpus();
   const sizes = opts.sizes ?? (opts.quick ? [1_000, 10_000] : [1_000, 10_000, 100_000, 1_000_000]);
   const speed: Record<string, unknown> = {};
-  for (const size of sizes) speed[String(size)] = await benchSize(corpus, size);
+  const dictionaries = await benchDictionaries();
+  for (const size of sizes) speed[String(size)] = await benchSize(corpus, size, dictionaries);
   return { speed, quality: await benchQuality(corpus), quality_debian: await benchDebianQuality() };
 }
 
@@ -429,19 +431,27 @@ function percentile(values: number[], p: number): number {
 
 const round = (value: number, digits = 2) => Math.round(value * 10 ** digits) / 10 ** digits;
 
-async function benchSize(corpus: CorpusFile[], size: number): Promise<Record<string, unknown>> {
+async function benchSize(
+  corpus: CorpusFile[],
+  size: number,
+  dictionaries: DictionaryLookup,
+): Promise<Record<string, unknown>> {
   const built = await buildIndexes(corpus, size);
   const { sergo, plain, build_seconds } = built;
   const queries = benchQueries(corpus);
-  const options = { personId: PERSON, folderIds: null, documentIds: [], depth: DEPTH };
+  // Sergo as served: with the installed dictionaries (English questions translated); beside it, without.
+  const options = { personId: PERSON, folderIds: null, documentIds: [], depth: DEPTH, dictionaries };
+  const withoutDictionaries = { ...options, dictionaries: null };
   const warmed = warmPageCache([built.sergo_path, built.plain_path]);
   // Both with the page cache a serving replica's projections database sizes for itself (the baseline too).
   const cacheKiB = [sergo, plain].map(sizePageCache);
   for (const query of queries.slice(0, 20)) {
     searchPassages(sergo, { ...options, query });
+    searchPassages(sergo, { ...withoutDictionaries, query });
     plainSearch(plain, query, DEPTH);
   }
   const sergoMs: number[] = [];
+  const withoutMs: number[] = [];
   const plainMs: number[] = [];
   let sergoEmpty = 0;
   const loadAtStart = Deno.loadavg()[0];
@@ -457,13 +467,14 @@ async function benchSize(corpus: CorpusFile[], size: number): Promise<Record<str
       plainSearch(plain, query, DEPTH);
       plainMs.push(performance.now() - started);
     };
-    if (index % 2 === 0) {
-      timeSergo();
-      timePlain();
-    } else {
-      timePlain();
-      timeSergo();
-    }
+    const timeWithout = () => {
+      const started = performance.now();
+      searchPassages(sergo, { ...withoutDictionaries, query });
+      withoutMs.push(performance.now() - started);
+    };
+    // The three in turn, each first as often as the others.
+    const order = [timeSergo, timePlain, timeWithout];
+    for (let k = 0; k < 3; k++) order[(index + k) % 3]!();
     if (index % 50 === 0) await new Promise((resolve) => setTimeout(resolve, 0));
   }
   const loadAtEnd = Deno.loadavg()[0];
@@ -497,6 +508,12 @@ async function benchSize(corpus: CorpusFile[], size: number): Promise<Record<str
     plain_bytes_per_page: bytes(built.plain_path),
     sergo_ms: { p50: round(percentile(sergoMs, 0.5)), p99: round(percentile(sergoMs, 0.99)) },
     plain_ms: { p50: round(percentile(plainMs, 0.5)), p99: round(percentile(plainMs, 0.99)) },
+    /** `sergo_ms` is with the installed dictionaries (these pairs); this is the same search without them. */
+    dictionaries: dictionaries.pairs().map((pair) => pair.pair),
+    sergo_without_dictionaries_ms: {
+      p50: round(percentile(withoutMs, 0.5)),
+      p99: round(percentile(withoutMs, 0.99)),
+    },
     ratio: {
       p50: round(percentile(sergoMs, 0.5) / percentile(plainMs, 0.5), 3),
       p99: round(percentile(sergoMs, 0.99) / percentile(plainMs, 0.99), 3),

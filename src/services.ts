@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { installedDictionaries, useInstalledDictionaries } from "./search/dictionaries.ts";
+import { installedDictionaries, useInstalledDictionaries } from "./search/installed_dictionaries.ts";
 import { join } from "node:path";
 import type postgres from "postgres";
 import type { DocumentRow } from "../projections/catalogue.ts";
@@ -83,10 +83,12 @@ export async function createServices(
   // Whether LibreOffice runs (`soffice --version`, a fifth of a second): only /healthz tells, so nothing
   // waits for it but /healthz (`serve` starts the check before it loads its modules).
   const converterChecked = converterAvailable();
-  // The dictionaries are read in the background (tens of seconds on a busy machine): until then, and
-  // without them, search is as without dictionaries.
+  // The dictionaries are read in the background into a file of the data directory (on first start, or
+  // when a dictionary changed: tens of seconds on a busy machine, in a subprocess) and looked up there:
+  // until then, and without them, search is as without dictionaries.
   if (config.dictionaryDir !== null) {
-    useInstalledDictionaries({ dir: config.dictionaryDir }).catch(() => {});
+    useInstalledDictionaries({ dir: config.dictionaryDir, store: join(app.dataDir, DICTIONARY_FILE) })
+      .catch(() => {});
   }
   const semantic = config.embeddings
     ? new SemanticSearch(
@@ -185,6 +187,9 @@ export async function createServices(
   };
   return services;
 }
+
+/** The file of the data directory the dictionaries are kept in (it can be deleted: it is made anew). */
+export const DICTIONARY_FILE = "dictionaries.sqlite";
 
 /** Which language pairs cross-language search translates through, for `/healthz` and the console. */
 export function dictionaryStatus(config: Pick<Config, "dictionaryDir">): Record<string, unknown> {

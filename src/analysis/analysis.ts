@@ -264,6 +264,8 @@ export interface QueryTerm {
   terms: string[];
   /** A single Chinese, Japanese, Korean or Thai character: matches the two-character tokens it starts. */
   prefix: boolean;
+  /** With translations among `terms`: how many of the first are the query's own forms (the rest translate). */
+  own?: number;
 }
 
 /**

@@ -36,7 +36,7 @@ import {
 } from "../domain/people.ts";
 import { PasswordPage, PeoplePage, SetupPage } from "./pages/people_page.tsx";
 import { SearchPage } from "./pages/search_page.tsx";
-import { installedDictionaries } from "../search/dictionaries.ts";
+import { installedDictionaries } from "../search/installed_dictionaries.ts";
 import { ApiDocsPage } from "./pages/api_docs_page.tsx";
 import { vendorFiles } from "./vendor.ts";
 import { consoleSearch } from "./search.ts";

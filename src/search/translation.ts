@@ -20,7 +20,7 @@ import {
   latinLanguageOf,
   type QueryTerm,
 } from "../analysis/analysis.ts";
-import { type Dictionaries, TRANSLATE_BACK } from "./dictionaries.ts";
+import { type DictionaryLookup, TRANSLATE_BACK } from "./dictionaries.ts";
 import { foldCharacters, UNSPACED_RUN } from "../analysis/folding.ts";
 
 const LATIN_WORD = /^[\p{Script=Latin}]+$/u;
@@ -32,7 +32,7 @@ const FOREIGN_SCRIPT =
 export function translateTerms(
   terms: QueryTerm[],
   query: string,
-  dictionaries: Dictionaries | null,
+  dictionaries: DictionaryLookup | null,
   options: AnalysisOptions = DEFAULT_ANALYSIS,
 ): QueryTerm[] {
   if (!dictionaries || dictionaries.empty) return terms;
@@ -43,16 +43,15 @@ export function translateTerms(
   if (language !== "en") return terms;
   return terms.map((term) => {
     if (term.prefix || !LATIN_WORD.test(term.word)) return term;
-    const translations = dictionaries.translate(term.word);
+    // A Latin translation that is itself an English word ("route" for routing, "tour" for file) would
+    // match English pages that do not mean the word: left out.
+    const translations = dictionaries.foreignTranslations(term.word);
     if (translations.length === 0) return term;
     const alternatives = new Set(term.terms);
     for (const translation of translations) {
-      // A Latin translation that is itself an English word ("route" for routing, "tour" for file) would
-      // match English pages that do not mean the word: left out.
-      if (LATIN_WORD.test(translation) && dictionaries.translate(translation).length > 0) continue;
       for (const indexTerm of indexTermsOf(translation, options)) alternatives.add(indexTerm);
     }
-    return { ...term, terms: [...alternatives] };
+    return { ...term, terms: [...alternatives], own: term.terms.length };
   });
 }
 
@@ -73,7 +72,7 @@ function translateBack(
   terms: QueryTerm[],
   query: string,
   language: string,
-  dictionaries: Dictionaries,
+  dictionaries: DictionaryLookup,
   options: AnalysisOptions,
 ): QueryTerm[] {
   const out = terms.map((term) => {

@@ -8,6 +8,7 @@ import type { Mutation } from "./mutations.ts";
 
 const CROSS_LANGUAGE = "test/search/cross_language_test.ts";
 const DICTIONARIES_HEALTH = "test/search/dictionaries_health_test.ts";
+const DICTIONARY_STORE = "test/search/dictionary_store_test.ts";
 
 /** The planted bugs of the h-search branch. */
 export const MUTATIONS_SEARCH: Mutation[] = [
@@ -30,6 +31,28 @@ export const MUTATIONS_SEARCH: Mutation[] = [
     file: "src/services.ts",
     from: 'if (config.dictionaryDir === null) return { on: false, detail: "off (SERGO_DICTIONARIES=off)" };',
     to: 'return { on: false, detail: "off (SERGO_DICTIONARIES=off)" };',
+    tests: [DICTIONARIES_HEALTH],
+  },
+  {
+    name: "the dictionaries' file is opened as kept whatever dictionaries are installed now",
+    file: "src/search/dictionary_store.ts",
+    from: "if (store.key === key) return store;",
+    to: "if (store.key !== null) return store;",
+    tests: [DICTIONARY_STORE],
+  },
+  {
+    name: "the dictionaries' file loses the translations a search adds",
+    file: "src/search/dictionary_store.ts",
+    from: 'return row && row.foreign_words !== "" ? row.foreign_words.split("\\t") : [];',
+    to: 'return row && row.foreign_words !== "" ? row.foreign_words.split("\\t").slice(1) : [];',
+    tests: [DICTIONARY_STORE, CROSS_LANGUAGE],
+  },
+  {
+    name: "serve holds the dictionaries in memory instead of looking them up in their file",
+    file: "src/services.ts",
+    from:
+      "useInstalledDictionaries({ dir: config.dictionaryDir, store: join(app.dataDir, DICTIONARY_FILE) })",
+    to: "useInstalledDictionaries({ dir: config.dictionaryDir })",
     tests: [DICTIONARIES_HEALTH],
   },
 ];

@@ -140,6 +140,32 @@ const QUESTIONS: Array<{ document: string; evidence: string; question: string }>
       "How much compensation does the company owe after the Supreme People's Court's final ruling in the China Development Bank case?",
   },
   {
+    document: "zh",
+    evidence: "误导性陈述",
+    question:
+      "Which officers guarantee that its contents are true, accurate and complete, without false records or misleading statements?",
+  },
+  {
+    document: "zh",
+    evidence: "公司报告期不存在衍生品投资",
+    question: "Did the company make any securities or derivatives investments during the period?",
+  },
+  {
+    document: "ru",
+    evidence: "Цена Контракта может быть снижена по соглашению Сторон",
+    question: "Can the contract price be lowered by agreement?",
+  },
+  {
+    document: "ru",
+    evidence: "безотзывная банковская гарантия",
+    question: "Is a bank guarantee accepted as security for the contract?",
+  },
+  {
+    document: "ru",
+    evidence: "«О пожарной безопасности»",
+    question: "Which fire safety rules must the new system meet?",
+  },
+  {
     document: "de",
     evidence: "Die Trauerarbeit besteht in der allmählichen Überwindung der Trauer",
     question: "how mourning gradually overcomes grief after losing a loved object, and when it fails",
@@ -148,6 +174,11 @@ const QUESTIONS: Array<{ document: string; evidence: string; question: string }>
     document: "de",
     evidence: "In Lebenskrisen und ab der Lebensmitte",
     question: "In a midlife crisis, what matters more than treating disturbing complexes?",
+  },
+  {
+    document: "de",
+    evidence: "Trauer ist ein Prozess, der diesen Schmerz erträglicher macht",
+    question: "a process that makes the pain of saying goodbye to the deceased more bearable",
   },
   {
     document: "ar",
@@ -180,7 +211,7 @@ async function givenFiles(): Promise<{ given: Given; texts: Map<string, string[]
 
 Deno.test({
   name:
-    "an English question finds Japanese, Chinese, German and Arabic pages it shares no word with, through the dictionaries only",
+    "an English question finds Japanese, Chinese, Russian, German and Arabic pages it shares no word with, through the dictionaries only",
   sanitizeResources: false,
   fn: async () => {
     const on = await dictionaries();

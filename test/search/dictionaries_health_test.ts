@@ -7,12 +7,30 @@
 import assert from "node:assert/strict";
 import { TASK_PERMISSIONS, tempDir } from "../helpers/temp.ts";
 
+/** The server's resident memory (`VmRSS`) and its peak (`VmHWM`) in MB, read from /proc through `sh`. */
+async function memoryOf(pid: number): Promise<{ rss: number; peak: number }> {
+  const output = await new Deno.Command("sh", { args: ["-c", `cat /proc/${pid}/status`] }).output();
+  const status = new TextDecoder().decode(output.stdout);
+  const mb = (name: string) => Number(status.match(new RegExp(`${name}:\\s+(\\d+) kB`))?.[1]) / 1024;
+  return { rss: mb("VmRSS"), peak: mb("VmHWM") };
+}
+
 /** Runs `main.ts serve` with `env`; asks /healthz until `done` holds of its dictionaries, within the deadline. */
 async function dictionariesHealth(
   env: Record<string, string>,
   done: (dictionaries: Record<string, unknown>) => boolean,
 ): Promise<Record<string, unknown>> {
-  await using dir = await tempDir();
+  return (await serveUntil(env, done)).dictionaries;
+}
+
+/** {@linkcode dictionariesHealth}, with the server's memory once `done` held (in a data folder given or new). */
+async function serveUntil(
+  env: Record<string, string>,
+  done: (dictionaries: Record<string, unknown>) => boolean,
+  data?: string,
+): Promise<{ dictionaries: Record<string, unknown>; memory: { rss: number; peak: number } }> {
+  await using temporary = await tempDir();
+  const dir = { path: data ?? temporary.path };
   const child = new Deno.Command(Deno.execPath(), {
     args: [
       "run",
@@ -44,7 +62,9 @@ async function dictionariesHealth(
       const health = await (await fetch(`${url}/healthz`)).json() as {
         dictionaries: Record<string, unknown>;
       };
-      if (done(health.dictionaries)) return health.dictionaries;
+      if (done(health.dictionaries)) {
+        return { dictionaries: health.dictionaries, memory: await memoryOf(child.pid) };
+      }
       assert.ok(
         Date.now() < deadline,
         `/healthz still says ${JSON.stringify(health.dictionaries)} after 240 s`,
@@ -80,5 +100,41 @@ Deno.test({
 
     const off = await dictionariesHealth({ SERGO_DICTIONARIES: "off" }, () => true);
     assert.deepEqual(off, { on: false, detail: "off (SERGO_DICTIONARIES=off)" });
+  },
+});
+
+Deno.test({
+  name:
+    "the dictionaries cost the serving process less than 60 MB of memory, and a restart opens them as kept without reading them again",
+  sanitizeResources: false,
+  fn: async () => {
+    await using data = await tempDir();
+    const off = await serveUntil({ SERGO_DICTIONARIES: "off" }, () => true);
+    // Debian's dictionaries as installed (see .ci/run): all of FreeDict's pairs and CC-CEDICT.
+    const on = await serveUntil({ SERGO_DICTIONARIES: "/usr/share/dictd" }, (d) => d.on === true, data.path);
+    const pairs = (on.dictionaries.pairs as Array<{ pair: string }>).map((pair) => pair.pair);
+    for (const pair of ["en→de", "en→ja", "en→ru", "en→ar", "en→zh"]) {
+      assert.ok(pairs.includes(pair), `${pair} is on: ${pairs}`);
+    }
+    const grown = on.memory.peak - off.memory.peak;
+    assert.ok(
+      grown < 60,
+      `the server's peak RSS with the dictionaries on is under 60 MB above off: ${
+        on.memory.peak.toFixed(0)
+      } MB against ${off.memory.peak.toFixed(0)} MB`,
+    );
+    const kept = await Deno.stat(`${data.path}/dictionaries.sqlite`);
+    const again = await serveUntil(
+      { SERGO_DICTIONARIES: "/usr/share/dictd" },
+      (d) => d.on === true,
+      data.path,
+    );
+    assert.deepEqual(again.dictionaries, on.dictionaries, "the restarted server has the same pairs on");
+    const reopened = await Deno.stat(`${data.path}/dictionaries.sqlite`);
+    assert.equal(
+      reopened.mtime?.getTime(),
+      kept.mtime?.getTime(),
+      "the kept dictionaries are not made again",
+    );
   },
 });

@@ -1,0 +1,18 @@
+/**
+ * The subprocess that reads the installed dictionaries and writes them to a
+ * SQLite file (`dictionary_store.ts`), so the serving process never holds
+ * what reading them takes. Its one argument is JSON:
+ * `{ dir, chinese, path, key }`.
+ *
+ * @module
+ */
+import { loadDictionaries } from "./dictionaries.ts";
+import { writeDictionaryStore } from "./dictionary_store.ts";
+
+const { dir, chinese, path, key } = JSON.parse(Deno.args[0] ?? "{}") as {
+  dir?: string;
+  chinese?: boolean;
+  path: string;
+  key: string;
+};
+writeDictionaryStore(await loadDictionaries({ dir, chinese }), path, key);

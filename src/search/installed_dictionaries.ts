@@ -1,0 +1,47 @@
+/**
+ * The dictionaries search translates through when a search names none: the
+ * ones installed, read once when `serve` starts, in the background.
+ *
+ * @module
+ */
+import {
+  Dictionaries,
+  type DictionaryLookup,
+  loadDictionaries,
+  type LoadDictionaryOptions,
+} from "./dictionaries.ts";
+import { openDictionaryStore } from "./dictionary_store.ts";
+
+let installed: DictionaryLookup = new Dictionaries();
+let loading: Promise<DictionaryLookup> | null = null;
+
+/** The dictionaries in use (empty until read, or when none is installed). */
+export function installedDictionaries(): DictionaryLookup {
+  return installed;
+}
+
+/** Options of {@linkcode useInstalledDictionaries}. */
+export interface InstalledDictionaryOptions extends LoadDictionaryOptions {
+  /**
+   * The SQLite file they are kept in and looked up from (made on first use, remade when a dictionary
+   * changes); absent, they are held in memory.
+   */
+  store?: string;
+}
+
+/**
+ * Reads the installed dictionaries once, in the background, and makes them
+ * the ones search uses; resolves when they are read (the server starts
+ * without waiting: searches until then are as without dictionaries).
+ */
+export function useInstalledDictionaries(
+  options: InstalledDictionaryOptions = {},
+): Promise<DictionaryLookup> {
+  loading ??=
+    (options.store === undefined
+      ? loadDictionaries(options)
+      : openDictionaryStore({ ...options, path: options.store })).then((dictionaries) =>
+        installed = dictionaries
+      );
+  return loading;
+}

@@ -346,7 +346,7 @@ function rescore(
     const totalIdf = idfs.reduce((sum, idf) => sum + idf, 0);
     let score = 0;
     let held = 0;
-    terms.forEach((term, index) => {
+    terms.forEach((_term, index) => {
       const counts = {
         body: body[index]!.length,
         heading: heading ? heading[index]!.length : 0,

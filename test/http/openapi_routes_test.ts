@@ -20,7 +20,7 @@ const ROOT = new URL("../../", import.meta.url);
 /** The code that decides which paths the server answers. */
 const DISPATCHERS = [
   "src/http/server.ts",
-  "src/http/api.ts",
+  "src/api/mod.ts",
   "src/services.ts",
   "src/console/console.ts",
   "src/auth/oauth/mod.ts",

@@ -51,8 +51,8 @@ import type { Services } from "../services.ts";
 import { consoleSearch } from "../console/search.ts";
 import { type DocumentedRoute, OTHER_ROUTES } from "./other_routes.ts";
 import { VERSION } from "../version.ts";
-import { errorResponse, errorToResponse, json, notFound } from "./json.ts";
-import { readBodyText } from "./read_body.ts";
+import { errorResponse, errorToResponse, json, notFound } from "../http/json.ts";
+import { readBodyText } from "../http/read_body.ts";
 import { streamUploads, UploadSlots } from "./uploads.ts";
 
 /** Streams an upload's files to disk and records each as a document. */

@@ -21,6 +21,11 @@ const ROOT = new URL("../../", import.meta.url);
 const DISPATCHERS = [
   "src/http/server.ts",
   "src/api/mod.ts",
+  "src/api/account.ts",
+  "src/api/folders.ts",
+  "src/api/documents.ts",
+  "src/api/search.ts",
+  "src/api/keys.ts",
   "src/services.ts",
   "src/console/console.ts",
   "src/auth/oauth/mod.ts",

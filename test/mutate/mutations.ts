@@ -1452,7 +1452,7 @@ export const MUTATIONS: Mutation[] = [
   },
   {
     name: "api: searches of 501 characters taken",
-    file: "src/api/mod.ts",
+    file: "src/api/search.ts",
     from: "q: z.string().trim().min(1).max(500).describe(",
     to: "q: z.string().trim().min(1).max(501).describe(",
     tests: [REQUEST_LIMITS],

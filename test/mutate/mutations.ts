@@ -811,15 +811,15 @@ export const MUTATIONS: Mutation[] = [
   {
     name: "console: /people open to people who are not administrators",
     file: "src/console/console.ts",
-    from: "if (!admin) return notHere();",
+    from: 'if (route.access === "administrator" && !admin) return notHere();',
     to: "",
     tests: [CONSOLE_NEWCOMER],
   },
   {
     name: "console: the setup address works after the first person exists",
     file: "src/console/console.ts",
-    from: "setupHash !== null && !anyPerson(services.app.db) && hashSecret(token) === setupHash;",
-    to: "setupHash !== null && hashSecret(token) === setupHash;",
+    from: "state.setupHash !== null && !anyPerson(services.app.db) && hashSecret(token) === state.setupHash;",
+    to: "state.setupHash !== null && hashSecret(token) === state.setupHash;",
     tests: ["test/console/setup_once_test.ts", CONSOLE_NEWCOMER],
   },
   {

@@ -338,3 +338,100 @@ export function auditViewPosition(db: DatabaseSync): number {
     | undefined;
   return row?.position ?? 0;
 }
+
+// ---------------------------------------------------------------------------
+// Reads the console and the export ask for: kept here so the audit view stays
+// the only code that queries its tables.
+
+/** The names a person's agent keys had in the audit (a renamed key under each of its names), sorted. */
+export function auditKeyNames(db: DatabaseSync, personId: string): string[] {
+  const rows = statement(db, "SELECT DISTINCT name FROM audit_key_names WHERE person_id = ? ORDER BY name")
+    .all(personId) as Array<{ name: string }>;
+  return rows.map((row) => row.name);
+}
+
+/** The actions of a person's audit entries (`mcp search`, `document uploaded`, …), sorted. */
+export function auditActions(db: DatabaseSync, personId: string): string[] {
+  const rows = statement(db, "SELECT DISTINCT action FROM audit_entries WHERE person_id = ? ORDER BY action")
+    .all(personId) as Array<{ action: string }>;
+  return rows.map((row) => row.action);
+}
+
+/** How much an agent key was used: its MCP calls in the audit. */
+export interface AgentKeyUsage {
+  /** The time of its last call, or null when it made none. */
+  lastUsed: string | null;
+  /** Calls in the last 24 hours and the last 30 days. */
+  day: number;
+  month: number;
+  /** The end users its calls named in the last 30 days, most calls first (at most 6). */
+  endUsers: Array<{ end_user: string; calls: number }>;
+}
+
+const DAY_MS = 24 * 3600_000;
+
+/** How much an agent key of a person was used, as of `now`. */
+export function agentKeyUsage(
+  db: DatabaseSync,
+  key: { person_id: string; key_id: string },
+  now: Date,
+): AgentKeyUsage {
+  const since = (ms: number) => new Date(now.getTime() - ms).toISOString();
+  const count = (from: string) =>
+    (statement(
+      db,
+      `SELECT count(*) AS n FROM audit_entries
+       WHERE person_id = ? AND key_id = ? AND actor_kind = 'agent_key' AND time_utc >= ?`,
+    ).get(key.person_id, key.key_id, from) as { n: number }).n;
+  const last = statement(
+    db,
+    `SELECT time FROM audit_entries WHERE person_id = ? AND key_id = ? AND actor_kind = 'agent_key'
+     ORDER BY position DESC LIMIT 1`,
+  ).get(key.person_id, key.key_id) as { time: string } | undefined;
+  const endUsers = statement(
+    db,
+    `SELECT end_user, count(*) AS calls FROM audit_entries
+     WHERE person_id = ? AND key_id = ? AND actor_kind = 'agent_key' AND end_user IS NOT NULL AND time_utc >= ?
+     GROUP BY end_user ORDER BY calls DESC, end_user LIMIT 6`,
+  ).all(key.person_id, key.key_id, since(30 * DAY_MS)) as unknown as Array<
+    { end_user: string; calls: number }
+  >;
+  return {
+    lastUsed: last?.time ?? null,
+    day: count(since(DAY_MS)),
+    month: count(since(30 * DAY_MS)),
+    endUsers,
+  };
+}
+
+/** A person's entries the filters select, up to a position: how many, and a page at a time oldest first. */
+export interface AuditRange {
+  /** How many entries the range holds. */
+  total: number;
+  /** At most `limit` entries after position `after`, oldest first, as stored rows (with their hash inputs). */
+  rowsAfter(after: number, limit: number): AuditRow[];
+}
+
+/**
+ * The entries of a person the filters select, up to and including position
+ * `upTo`. The filters are resolved once (a key name to its key ids), so every
+ * page reads the same selection the total counted.
+ */
+export function auditRange(
+  db: DatabaseSync,
+  filters: Omit<AuditFilters, "limit" | "before">,
+  upTo: number,
+): AuditRange {
+  const where = auditWhere(db, filters);
+  const total = (statement(db, `SELECT COUNT(*) AS n FROM audit_entries WHERE ${where.sql} AND position <= ?`)
+    .get(...where.values, upTo) as { n: number }).n;
+  const page = statement(
+    db,
+    `SELECT ${AUDIT_COLUMNS} FROM audit_entries WHERE ${where.sql} AND position > ? AND position <= ?
+     ORDER BY position LIMIT ?`,
+  );
+  return {
+    total,
+    rowsAfter: (after, limit) => page.all(...where.values, after, upTo, limit) as unknown as AuditRow[],
+  };
+}

@@ -826,3 +826,40 @@ export function copiesReady(db: DatabaseSync, limit: number): DocumentRow[] {
   ).all(limit) as unknown as RawDocument[];
   return rows.map(toDocument);
 }
+
+// ---------------------------------------------------------------------------
+// Reads the edges asked for (the console's search, the MCP key scope): kept
+// together here so the catalogue stays the only code that queries its tables.
+
+/** The ids of a person's documents at the top, in no folder. */
+export function rootDocumentIds(db: DatabaseSync, personId: string): string[] {
+  const rows = statement(
+    db,
+    "SELECT document_id FROM cat_documents WHERE person_id = ? AND folder_id IS NULL",
+  )
+    .all(personId) as Array<{ document_id: string }>;
+  return rows.map((row) => row.document_id);
+}
+
+/** The names of those of these folders that are the person's, by folder id (others left out). */
+export function folderNamesOf(
+  db: DatabaseSync,
+  personId: string,
+  folderIds: readonly string[],
+): Map<string, string> {
+  const rows = statement(
+    db,
+    "SELECT folder_id, name FROM cat_folders WHERE person_id = ? AND folder_id IN (SELECT value FROM json_each(?))",
+  ).all(personId, JSON.stringify(folderIds)) as Array<{ folder_id: string; name: string }>;
+  return new Map(rows.map((row) => [row.folder_id, row.name]));
+}
+
+/** The ids of the folders holding these documents of a person (each once; the top is not a folder). */
+export function foldersHolding(db: DatabaseSync, personId: string, documentIds: readonly string[]): string[] {
+  const rows = statement(
+    db,
+    `SELECT DISTINCT folder_id FROM cat_documents WHERE person_id = ? AND folder_id IS NOT NULL
+       AND document_id IN (SELECT value FROM json_each(?))`,
+  ).all(personId, JSON.stringify(documentIds)) as Array<{ folder_id: string }>;
+  return rows.map((row) => row.folder_id);
+}

@@ -17,13 +17,7 @@ import { hostname } from "node:os";
 import type { DatabaseSync } from "node:sqlite";
 import { canonicalJson } from "../../events/hash_chain.ts";
 import type { EventStore } from "../../events/store.ts";
-import {
-  AUDIT_COLUMNS,
-  type AuditRow,
-  auditViewPosition,
-  auditWhere,
-  toAuditEntry,
-} from "../../projections/audit_view.ts";
+import { auditRange, type AuditRow, auditViewPosition, toAuditEntry } from "../../projections/audit_view.ts";
 import { type LogRow, type LogSource, sqliteLogSource, storeLogSource } from "./_log_source.ts";
 import {
   canonicalRecordParts,
@@ -96,18 +90,13 @@ export async function exportAudit(options: ExportOptions): Promise<Manifest> {
     for (const hash of source.hashes(headPosition)) builder.push(hash);
     const root = builder.root();
 
-    const where = auditWhere(db, {
+    const range = auditRange(db, {
       personId: options.personId,
       from: options.from,
       to: options.to,
       keyName: options.keyName,
-    });
-    const total = (db.prepare(`SELECT COUNT(*) AS n FROM audit_entries WHERE ${where.sql} AND position <= ?`)
-      .get(...where.values, headPosition) as { n: number }).n;
-    const page = db.prepare(
-      `SELECT ${AUDIT_COLUMNS} FROM audit_entries WHERE ${where.sql} AND position > ? AND position <= ?
-       ORDER BY position LIMIT ${PAGE}`,
-    );
+    }, headPosition);
+    const total = range.total;
 
     const digest: Hash = createHash("sha256");
     const write = async (text: string) => {
@@ -147,7 +136,7 @@ export async function exportAudit(options: ExportOptions): Promise<Manifest> {
 
     let after = 0;
     for (;;) {
-      const rows = page.all(...where.values, after, headPosition) as unknown as AuditRow[];
+      const rows = range.rowsAfter(after, PAGE);
       if (rows.length === 0) break;
       const events = source.rows(rows.map((row) => row.position));
       for (let i = 0; i < rows.length; i++) {

@@ -8,7 +8,7 @@
  */
 import { join } from "node:path";
 import type { CanRead } from "../../events/types.ts";
-import { getFolder, listDocuments, rootLabel } from "../../projections/catalogue.ts";
+import { getDocument, getFolder, listDocuments, rootLabel } from "../../projections/catalogue.ts";
 import { projectionDigest } from "../../projections/digest.ts";
 import { listAgentKeys, oldValues } from "../../projections/key_scopes.ts";
 import { ALL_PROJECTIONS } from "../../projections/all.ts";
@@ -389,18 +389,12 @@ const core: Record<string, Command> = {
 
 const DOCUMENT_HELPERS = {
   documentById(app: SergoApp, id: string) {
-    const row = app.db.prepare("SELECT person_id, document_id FROM cat_documents WHERE document_id = ?").get(
-      id,
-    ) as
-      | { person_id: string; document_id: string }
-      | undefined;
+    const row = getDocument(app.db, id);
     if (!row) throw new DomainError("not_found", `No document with id "${id}"`);
     return row;
   },
   describeDocument(app: SergoApp, id: string): string {
-    const doc = app.db.prepare("SELECT * FROM cat_documents WHERE document_id = ?").get(id) as
-      | Record<string, unknown>
-      | undefined;
+    const doc = getDocument(app.db, id);
     if (!doc) throw new DomainError("not_found", `No document with id "${id}"`);
     const lines = [
       `id: ${doc.document_id}`,
@@ -408,7 +402,7 @@ const DOCUMENT_HELPERS = {
       `type: ${doc.type}`,
       `status: ${doc.status}`,
       `pages: ${doc.page_count ?? "-"}${doc.pages_estimated ? " (estimated)" : ""}`,
-      `pages to view: ${(JSON.parse(String(doc.pages_to_view)) as number[]).join(", ") || "none"}`,
+      `pages to view: ${doc.pages_to_view.join(", ") || "none"}`,
       `pdf copy: ${doc.pdf_copy_status}${doc.pdf_copy_reason ? ` — ${doc.pdf_copy_reason}` : ""}`,
     ];
     if (doc.failure_reason) lines.push(`reason: ${doc.failure_reason}`);

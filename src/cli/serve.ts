@@ -15,7 +15,7 @@ import { ProcessingWorker } from "../workers/processing_worker.ts";
 import { EmbeddingWorker } from "../workers/embedding_worker.ts";
 import { openStandard } from "../processing/transcribers/choose.ts";
 import { createHandler } from "../http/server.ts";
-import { createApi } from "../http/api.ts";
+import { createApi } from "../api/mod.ts";
 import { createMcpEndpoint } from "../mcp/endpoint.ts";
 import { CHATGPT_SHAPE } from "../mcp/chatgpt/shape.ts";
 import { RateLimiter } from "../mcp/rate_limit.ts";

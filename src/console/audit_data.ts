@@ -5,7 +5,13 @@
  * @module
  */
 import type { DatabaseSync } from "node:sqlite";
-import { type AuditEntry, queryAudit, timeBound } from "../../projections/audit_view.ts";
+import {
+  auditActions,
+  type AuditEntry,
+  auditKeyNames,
+  queryAudit,
+  timeBound,
+} from "../../projections/audit_view.ts";
 import type { AuditQuery } from "./pages/audit_page.tsx";
 
 /** Entries per page of the audit view. */
@@ -59,14 +65,8 @@ export function auditPageData(db: DatabaseSync, personId: string, url: URL): Aud
     system: param("system") === "1" ? "1" : "",
   };
   const before = url.searchParams.get("before");
-  const keyNames =
-    (db.prepare("SELECT DISTINCT name FROM audit_key_names WHERE person_id = ? ORDER BY name").all(
-      personId,
-    ) as Array<{ name: string }>).map((row) => row.name);
-  const actions =
-    (db.prepare("SELECT DISTINCT action FROM audit_entries WHERE person_id = ? ORDER BY action").all(
-      personId,
-    ) as Array<{ action: string }>).map((row) => row.action);
+  const keyNames = auditKeyNames(db, personId);
+  const actions = auditActions(db, personId);
   const error = checkAuditQuery(query, before);
   if (error) return { query, error, entries: [], keyNames, actions };
   const page = queryAudit(db, {

@@ -7,10 +7,10 @@ import type { DatabaseSync } from "node:sqlite";
 import { resolve } from "node:path";
 import { expandFolders, getDocument, getFolder, listDocuments } from "../../projections/catalogue.ts";
 import { type AgentKey, oldValues } from "../../projections/key_scopes.ts";
+import { agentKeyUsage } from "../../projections/audit_view.ts";
 import { maskKey } from "../domain/key_format.ts";
 import type { Services } from "../services.ts";
-import type { KeyUsage, KeyView, PickableDocument, StdioPaths } from "./pages/keys_page.tsx";
-import { statement } from "../../projections/_statements.ts";
+import type { KeyView, PickableDocument, StdioPaths } from "./pages/keys_page.tsx";
 
 /**
  * The absolute paths of the stdio snippet (deno, deno.json, main.ts, the data
@@ -64,38 +64,6 @@ export function keyView(services: Services, key: AgentKey, rootLabel: string): K
       ...v,
       masked: maskKey("agent", v.last4),
     })),
-    usage: keyUsage(db, key, services.app.now()),
+    usage: agentKeyUsage(db, key, services.app.now()),
   };
 }
-
-/** How much a key was used, from its audit entries (its MCP calls). */
-export function keyUsage(db: DatabaseSync, key: AgentKey, now: Date): KeyUsage {
-  const since = (ms: number) => new Date(now.getTime() - ms).toISOString();
-  const count = (from: string) =>
-    (statement(
-      db,
-      `SELECT count(*) AS n FROM audit_entries
-       WHERE person_id = ? AND key_id = ? AND actor_kind = 'agent_key' AND time_utc >= ?`,
-    ).get(key.person_id, key.key_id, from) as { n: number }).n;
-  const last = statement(
-    db,
-    `SELECT time FROM audit_entries WHERE person_id = ? AND key_id = ? AND actor_kind = 'agent_key'
-     ORDER BY position DESC LIMIT 1`,
-  ).get(key.person_id, key.key_id) as { time: string } | undefined;
-  const endUsers = statement(
-    db,
-    `SELECT end_user, count(*) AS calls FROM audit_entries
-     WHERE person_id = ? AND key_id = ? AND actor_kind = 'agent_key' AND end_user IS NOT NULL AND time_utc >= ?
-     GROUP BY end_user ORDER BY calls DESC, end_user LIMIT 6`,
-  ).all(key.person_id, key.key_id, since(30 * DAY_MS)) as unknown as Array<
-    { end_user: string; calls: number }
-  >;
-  return {
-    lastUsed: last?.time ?? null,
-    day: count(since(DAY_MS)),
-    month: count(since(30 * DAY_MS)),
-    endUsers,
-  };
-}
-
-const DAY_MS = 24 * 3600_000;

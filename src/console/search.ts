@@ -6,9 +6,8 @@
  *
  * @module
  */
-import { listFolders } from "../../projections/catalogue.ts";
+import { listFolders, rootDocumentIds } from "../../projections/catalogue.ts";
 import type { AgentKey } from "../../projections/key_scopes.ts";
-import { statement } from "../../projections/_statements.ts";
 import type { Person } from "../../projections/catalogue.ts";
 import { requireAgentKey } from "../domain/keys.ts";
 import { type KeyScope, keyScope } from "../mcp/scope.ts";
@@ -45,10 +44,7 @@ const MAX_QUERY = 500;
 /** A scope covering every document of the person: all folders, and the files at the top. */
 function personScope(services: Services, person: Person): KeyScope {
   const folders = listFolders(services.app.db, person.person_id);
-  const topFiles = (statement(
-    services.app.db,
-    "SELECT document_id FROM cat_documents WHERE person_id = ? AND folder_id IS NULL",
-  ).all(person.person_id) as Array<{ document_id: string }>).map((row) => row.document_id);
+  const topFiles = rootDocumentIds(services.app.db, person.person_id);
   return {
     personId: person.person_id,
     personName: person.name,

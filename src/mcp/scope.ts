@@ -5,10 +5,12 @@
  *
  * @module
  */
-import type { DatabaseSync, StatementSync } from "node:sqlite";
+import type { DatabaseSync } from "node:sqlite";
 import {
   type DocumentRow,
   type Folder,
+  folderNamesOf,
+  foldersHolding,
   folderValue,
   getPerson,
   listFolders,
@@ -33,22 +35,10 @@ export interface KeyScope {
   singleFileFolders: Map<string, string>;
 }
 
-const rootNamesStatements = new WeakMap<DatabaseSync, StatementSync>();
-
 /** The names of the folders a key reads, for the tool descriptions. */
 export function rootFolderNames(db: DatabaseSync, key: AgentKey): string[] {
   if (key.can_read.folders.length === 0) return [];
-  let statement = rootNamesStatements.get(db);
-  if (!statement) {
-    statement = db.prepare(
-      "SELECT folder_id, name FROM cat_folders WHERE person_id = ? AND folder_id IN (SELECT value FROM json_each(?))",
-    );
-    rootNamesStatements.set(db, statement);
-  }
-  const rows = statement.all(key.person_id, JSON.stringify(key.can_read.folders)) as Array<
-    { folder_id: string; name: string }
-  >;
-  const byId = new Map(rows.map((row) => [row.folder_id, row.name]));
+  const byId = folderNamesOf(db, key.person_id, key.can_read.folders);
   return key.can_read.folders.flatMap((id) => byId.has(id) ? [byId.get(id)!] : []);
 }
 
@@ -68,7 +58,7 @@ export function keyScope(db: DatabaseSync, key: AgentKey): KeyScope {
   const folders = all.filter((folder) => inScope.has(folder.folder_id));
   const singleFileFolders = new Map<string, string>();
   if (key.can_read.documents.length > 0) {
-    const holding = new Set(documentFolderIds(db, key.person_id, key.can_read.documents));
+    const holding = new Set(foldersHolding(db, key.person_id, key.can_read.documents));
     for (const folder of all) {
       if (holding.has(folder.folder_id)) singleFileFolders.set(folder.folder_id, folder.path);
     }
@@ -82,22 +72,6 @@ export function keyScope(db: DatabaseSync, key: AgentKey): KeyScope {
     documentIds: [...key.can_read.documents],
     singleFileFolders,
   };
-}
-
-const documentFoldersStatements = new WeakMap<DatabaseSync, StatementSync>();
-
-/** The folders holding these documents of a person. */
-function documentFolderIds(db: DatabaseSync, personId: string, documentIds: readonly string[]): string[] {
-  let statement = documentFoldersStatements.get(db);
-  if (!statement) {
-    statement = db.prepare(
-      `SELECT DISTINCT folder_id FROM cat_documents WHERE person_id = ? AND folder_id IS NOT NULL
-         AND document_id IN (SELECT value FROM json_each(?))`,
-    );
-    documentFoldersStatements.set(db, statement);
-  }
-  const rows = statement.all(personId, JSON.stringify(documentIds)) as Array<{ folder_id: string }>;
-  return rows.map((row) => row.folder_id);
 }
 
 /** Whether a document is in a key's scope. */

@@ -9,7 +9,7 @@ import { openApp, type SergoApp } from "../../src/app.ts";
 import { loadConfig } from "../../src/config.ts";
 import { createServices } from "../../src/services.ts";
 import { startServer } from "../../src/cli/serve.ts";
-import { createApi } from "../../src/http/api.ts";
+import { createApi } from "../../src/api/mod.ts";
 import { createHandler } from "../../src/http/server.ts";
 import { createMcpEndpoint } from "../../src/mcp/endpoint.ts";
 import { addPerson, setPasswordHash } from "../../src/domain/people.ts";

@@ -6,7 +6,7 @@
  */
 import { openApp, type SergoApp } from "../../src/app.ts";
 import { loadConfig } from "../../src/config.ts";
-import { createApi } from "../../src/http/api.ts";
+import { createApi } from "../../src/api/mod.ts";
 import { createHandler, type Handler } from "../../src/http/server.ts";
 import { createMcpEndpoint } from "../../src/mcp/endpoint.ts";
 import { createServices, type Services } from "../../src/services.ts";

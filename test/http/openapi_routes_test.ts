@@ -20,7 +20,12 @@ const ROOT = new URL("../../", import.meta.url);
 /** The code that decides which paths the server answers. */
 const DISPATCHERS = [
   "src/http/server.ts",
-  "src/http/api.ts",
+  "src/api/mod.ts",
+  "src/api/account.ts",
+  "src/api/folders.ts",
+  "src/api/documents.ts",
+  "src/api/search.ts",
+  "src/api/keys.ts",
   "src/services.ts",
   "src/console/console.ts",
   "src/auth/oauth/mod.ts",

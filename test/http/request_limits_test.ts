@@ -11,7 +11,7 @@ import { loadConfig } from "../../src/config.ts";
 import { createPersonalKey, issueLoginToken } from "../../src/domain/keys.ts";
 import { addPerson } from "../../src/domain/people.ts";
 import { MAX_FILE_NAME, MAX_PERSON_NAME } from "../../src/domain/rules.ts";
-import { MAX_FILES_PER_UPLOAD } from "../../src/http/uploads.ts";
+import { MAX_FILES_PER_UPLOAD } from "../../src/api/uploads.ts";
 import { CORPUS_DIR } from "../helpers/corpus.ts";
 import { runCli, tempDir } from "../helpers/temp.ts";
 import { testServer } from "./_server.ts";

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { BlobStore } from "../../src/blob_store.ts";
-import { streamUploads } from "../../src/http/uploads.ts";
+import { streamUploads } from "../../src/api/uploads.ts";
 import { Fixture } from "../mcp/_fixture.ts";
 import { tempDir } from "../helpers/temp.ts";
 

@@ -7,6 +7,7 @@
  * @module
  */
 import { type Mutation, MUTATIONS } from "./mutations.ts";
+import { MUTATIONS_API } from "./mutations_api.ts";
 import { MUTATIONS_CHATGPT } from "./mutations_chatgpt.ts";
 import { MUTATIONS_CONSOLE } from "./mutations_console.ts";
 import { MUTATIONS_DOMAIN } from "./mutations_domain.ts";
@@ -20,6 +21,7 @@ import { MUTATIONS_STANDARD } from "./mutations_standard.ts";
 /** Every list, by the name of its file (without `.ts`). */
 export const LISTS: Readonly<Record<string, Mutation[]>> = {
   mutations: MUTATIONS,
+  mutations_api: MUTATIONS_API,
   mutations_chatgpt: MUTATIONS_CHATGPT,
   mutations_console: MUTATIONS_CONSOLE,
   mutations_domain: MUTATIONS_DOMAIN,

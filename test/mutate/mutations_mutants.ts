@@ -249,7 +249,7 @@ export const MUTATIONS_MUTANTS: Mutation[] = [
   },
   {
     name: "api: a change made with the session cookie and no CSRF header",
-    file: "src/http/api.ts",
+    file: "src/api/mod.ts",
     from: 'if (auth.viaCookie && request.method !== "GET" && !services.checkCsrf(request)) {',
     to: "if (false) {",
     tests: [CSRF_FORMS],

@@ -14,7 +14,7 @@ import { getDocument } from "../../projections/catalogue.ts";
 import type { SergoApp } from "../../src/app.ts";
 import { recordUpload, requestPdfCopy } from "../../src/domain/documents.ts";
 import { addPerson } from "../../src/domain/people.ts";
-import { documentJson } from "../../src/http/api.ts";
+import { documentJson } from "../../src/api/documents.ts";
 import { createExtractionPool } from "../../src/processing/worker_pool.ts";
 import { type CopyReader, PdfCopyWorker } from "../../src/workers/pdf_copy_worker.ts";
 import { ProcessingWorker } from "../../src/workers/processing_worker.ts";

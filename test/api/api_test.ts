@@ -6,7 +6,7 @@ import { createAgentKey, createPersonalKey, issueLoginToken } from "../../src/do
 import { addPerson } from "../../src/domain/people.ts";
 import { NONE_PRESET_REASON } from "../../src/domain/documents_decide.ts";
 import { searchPassages } from "../../projections/search_index.ts";
-import { testServer } from "./_server.ts";
+import { testServer } from "../http/_server.ts";
 import { CORPUS_DIR } from "../helpers/corpus.ts";
 
 const DECK = `${CORPUS_DIR}/pptx`;

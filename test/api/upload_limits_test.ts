@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { createPersonalKey } from "../../src/domain/keys.ts";
 import { addPerson } from "../../src/domain/people.ts";
-import { MAX_UPLOADS_PER_PERSON } from "../../src/http/uploads.ts";
+import { MAX_UPLOADS_PER_PERSON } from "../../src/api/uploads.ts";
 import { CORPUS_DIR } from "../helpers/corpus.ts";
-import { testServer } from "./_server.ts";
+import { testServer } from "../http/_server.ts";
 
 async function setup() {
   const server = await testServer();

@@ -8,7 +8,7 @@ import { Buffer } from "node:buffer";
 import Busboy from "busboy";
 import type { Blobs } from "../blob_store.ts";
 import { DomainError } from "../domain/errors.ts";
-import { arriving, UPLOAD_IDLE_MS } from "./read_body.ts";
+import { arriving, UPLOAD_IDLE_MS } from "../http/read_body.ts";
 
 /** Most files in one multipart upload. */
 export const MAX_FILES_PER_UPLOAD = 100;

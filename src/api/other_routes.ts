@@ -1,5 +1,5 @@
 /**
- * The routes the server answers outside the REST table of `api.ts`, described
+ * The routes the server answers outside the REST table of `routes.ts`, described
  * for the OpenAPI document: the audit under `/api/audit`, `/healthz`, the MCP
  * transports, OAuth, and the console's pages. `test/http/openapi_routes_test.ts`
  * walks the running server and fails when it answers a route that is in

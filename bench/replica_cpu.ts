@@ -2,9 +2,11 @@
  * Replicas on one PostgreSQL, measured by what does not depend on the
  * machine's other load: audited `list_documents` calls per CPU second (the
  * replicas' own CPU, from each process, and PostgreSQL's, from /proc), event
- * rows read back from PostgreSQL per call, and what PostgreSQL's sessions
- * wait on (`pg_stat_activity`, sampled every 20 ms), for 1, 2 and 3
- * replicas, with one hot key and with 50 keys.
+ * rows read back from PostgreSQL per call (and how each replica got the
+ * other replicas' rows: pulled by a query of its own, or carried by its own
+ * group commits' answers), and what PostgreSQL's sessions wait on
+ * (`pg_stat_activity`, sampled every 20 ms), for 1, 2 and 3 replicas, with
+ * one hot key and with 50 keys.
  *
  * Each replica is a process of its own with the server's stack (the app on
  * `SERGO_DATABASE_URL`'s store, the shared rate limiter, the MCP endpoint)
@@ -25,6 +27,7 @@ import { createAgentKey } from "../src/domain/keys.ts";
 import { addPerson } from "../src/domain/people.ts";
 import { createMcpEndpoint } from "../src/mcp/endpoint.ts";
 import { openSharedRateLimiter } from "../src/mcp/shared_rate_limit.ts";
+import type { PostgresEventStore } from "../events/postgres_store.ts";
 import { createSergoDatabase, startThrowawayCluster } from "../test/helpers/postgres.ts";
 import type { SummaryRow } from "./_table.ts";
 
@@ -62,6 +65,8 @@ async function replica(url: string, keys: string[], seconds: number, inFlight: n
   console.log("ready");
   const told = Deno.stdin.readable.getReader();
   await told.read();
+  const store = app.store as PostgresEventStore;
+  const followedBefore = store.followed;
   const before = cpuUsage();
   const started = performance.now();
   const end = started + seconds * 1000;
@@ -74,10 +79,13 @@ async function replica(url: string, keys: string[], seconds: number, inFlight: n
     }
   }));
   const used = cpuUsage(before);
+  const followed = store.followed;
   console.log(JSON.stringify({
     calls,
     wall_s: (performance.now() - started) / 1000,
     cpu_s: (used.user + used.system) / 1e6,
+    pulled: followed.pulledRows - followedBefore.pulledRows,
+    carried: followed.carriedRows - followedBefore.carriedRows,
   }));
   // Connections stay open until told (stdin closed), so PostgreSQL's CPU can be read with its sessions alive.
   while (!(await told.read()).done);
@@ -120,6 +128,10 @@ export interface ReplicaRun {
   postgres_cpu_ms_per_call: number;
   calls_per_replica_cpu_s: number;
   event_rows_read_per_call: number;
+  /** Other replicas' rows each replica pulled by a query of its own, per call. */
+  rows_pulled_per_call: number;
+  /** Other replicas' rows that came with a replica's own group commit's answer, per call. */
+  rows_carried_per_call: number;
   /** Sessions waiting on each thing, on average per sample. */
   waits: Record<string, number>;
   load_average: number;
@@ -229,10 +241,13 @@ async function run(replicas: number, keyCount: number, seconds: number): Promise
       return JSON.parse(line) as {
         calls: number;
         cpu_s: number;
+        pulled: number;
+        carried: number;
       };
     });
     const calls = results.reduce((sum, r) => sum + r.calls, 0);
     const cpu = results.reduce((sum, r) => sum + r.cpu_s, 0);
+    const perCall = (n: number) => Math.round((n / calls) * 100) / 100;
     const r3 = (x: number) => Math.round(x * 1000) / 1000;
     return {
       replicas,
@@ -241,7 +256,9 @@ async function run(replicas: number, keyCount: number, seconds: number): Promise
       replica_cpu_ms_per_call: r3((cpu * 1000) / calls),
       postgres_cpu_ms_per_call: r3((postgresCpu * 1000) / calls),
       calls_per_replica_cpu_s: Math.round(calls / cpu),
-      event_rows_read_per_call: Math.round((read / calls) * 100) / 100,
+      event_rows_read_per_call: perCall(read),
+      rows_pulled_per_call: perCall(results.reduce((sum, r) => sum + r.pulled, 0)),
+      rows_carried_per_call: perCall(results.reduce((sum, r) => sum + r.carried, 0)),
       waits: Object.fromEntries(
         [...waits].sort((a, b) => b[1] - a[1]).slice(0, 6).map(([what, n]) => [what, r3(n / samples)]),
       ),
@@ -277,7 +294,7 @@ export async function benchReplicaCpu(opts: { quick: boolean }): Promise<Record<
         budget: "reported",
         pass: null,
         note:
-          `event rows read back per call ${r.event_rows_read_per_call} (1 replica: ${one.event_rows_read_per_call}); load ${
+          `event rows read back per call ${r.event_rows_read_per_call} (1 replica: ${one.event_rows_read_per_call}), other replicas' rows pulled ${r.rows_pulled_per_call} and carried ${r.rows_carried_per_call} per call; load ${
             r.load_average.toFixed(1)
           }`,
       });

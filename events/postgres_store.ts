@@ -31,7 +31,7 @@
  *
  * @module
  */
-import type { DatabaseSync } from "node:sqlite";
+import type { DatabaseSync, StatementSync } from "node:sqlite";
 import { setImmediate } from "node:timers";
 import postgres from "postgres";
 import { LOG_SCHEMA, openLogDatabase } from "./_write_batch.ts";
@@ -64,6 +64,9 @@ type Sql = postgres.Sql<Record<string, never>>;
 /** The notification channel appends announce their new head on. */
 const CHANNEL = "sergo_events";
 
+/** Most rows a group commit's answer carries; a replica further behind pulls them. */
+const CARRIED_ROWS = 500;
+
 /**
  * One group commit in one statement (one round trip): lock the chain head,
  * take each append's rate-limit token (if it asks for one), check its
@@ -89,14 +92,29 @@ const CHANNEL = "sergo_events";
  * bucket's row is read once and written once per statement, however many of
  * the batch's appends go to it (a busy key's audit entries all do).
  *
+ * With `known` (the caller's copy's head), the answer also carries the rows
+ * other writers committed between that head and this commit's own (`rows`:
+ * `[position, stream, stream_version, type, schema_version, data, metadata,
+ * prev_hash, hash]` each, at most {@linkcode CARRIED_ROWS}), read under the
+ * head's lock, so a busy replica follows the others without a pull of its
+ * own: with two replicas nearly every commit follows one of the other's, and
+ * pulling those rows first cost a round trip per commit, and pulls started
+ * on the other's notices read this replica's own rows back as well. The
+ * session remembers the head its last commit left (`sergo.seen`): the next
+ * commit on the connection is sent before the answer of the one before
+ * comes back, and would otherwise carry that one's rows again.
+ *
  * Its name is new with the takes: a replica of the version before would
  * create `sergo_append` again with its own body, which knows no takes and
  * would write a refused call's audit entry; `sergo_append` stays as that
- * older name of this function.
+ * older name of this function, and the two-argument form (a replica of the
+ * version before `known`) answers as before, without rows.
  */
 const APPEND_FUNCTION = `
-CREATE OR REPLACE FUNCTION sergo_group_commit(items jsonb, writer text) RETURNS jsonb LANGUAGE plpgsql AS $fn$
+CREATE OR REPLACE FUNCTION sergo_group_commit(items jsonb, writer text, known bigint) RETURNS json LANGUAGE plpgsql AS $fn$
 DECLARE
+  seen bigint;
+  carried json;
   from_position bigint;
   from_hash text;
   pos bigint;
@@ -119,6 +137,15 @@ DECLARE
   results jsonb := '[]'::jsonb;
 BEGIN
   SELECT position, hash INTO from_position, from_hash FROM sergo_log_head WHERE id = 1 FOR UPDATE;
+  -- The rows between what the caller has and this commit's own: this session's last commit's rows, and the rows
+  -- it carried, count as had (the next commit on a connection is sent before the answer of the one before).
+  seen := greatest(known, nullif(current_setting('sergo.seen', true), '')::bigint);
+  IF seen IS NOT NULL AND seen < from_position THEN
+    SELECT json_agg(json_build_array(e.position, e.stream, e.stream_version, e.type, e.schema_version, e.data,
+                                     e.metadata, e.prev_hash, e.hash) ORDER BY e.position) INTO carried
+    FROM (SELECT * FROM sergo_events WHERE position > seen AND position <= from_position
+          ORDER BY position LIMIT ${CARRIED_ROWS}) e;
+  END IF;
   FOR bucket_key, take IN
     SELECT DISTINCT ON (value->'take'->>'key') value->'take'->>'key', value->'take'
     FROM jsonb_array_elements(items) WHERE value ? 'take' ORDER BY value->'take'->>'key'
@@ -190,9 +217,15 @@ BEGIN
   END IF;
   UPDATE sergo_rate_buckets r SET tokens = b.value::double precision
   FROM jsonb_each_text(buckets) b WHERE r.key_id = b.key;
-  RETURN jsonb_build_object('from', from_position, 'from_hash', from_hash, 'head', pos, 'hash', prev,
-                            'results', results);
+  IF known IS NOT NULL THEN
+    PERFORM set_config('sergo.seen', pos::text, false);
+  END IF;
+  RETURN json_build_object('from', from_position, 'from_hash', from_hash, 'head', pos, 'hash', prev,
+                           'results', results, 'rows', carried);
 END
+$fn$;
+CREATE OR REPLACE FUNCTION sergo_group_commit(items jsonb, writer text) RETURNS jsonb LANGUAGE sql AS $fn$
+  SELECT sergo_group_commit(items, writer, NULL)::jsonb - 'rows'
 $fn$;
 CREATE OR REPLACE FUNCTION sergo_append(items jsonb) RETURNS jsonb LANGUAGE sql AS $fn$
   SELECT sergo_group_commit(items, '')
@@ -237,7 +270,11 @@ export const LOG_SCHEMA_PART: SchemaPart = {
   ddl: PG_SCHEMA,
   lock: 8317401,
   tables: ["sergo_events", "sergo_streams", "sergo_log_head", "sergo_rate_buckets"],
-  functions: ["sergo_group_commit(jsonb, text)", "sergo_append(jsonb)"],
+  functions: [
+    "sergo_group_commit(jsonb, text, bigint)",
+    "sergo_group_commit(jsonb, text)",
+    "sergo_append(jsonb)",
+  ],
 };
 
 /** Options of the PostgreSQL store. */
@@ -287,7 +324,12 @@ interface AppendAnswer {
     | { conflict: true; actual: number | null }
     | { refused: true; wait: number; tokens: number }
   )[];
+  /** Other writers' rows after the head the statement was told this copy has, up to `from` (or the first of them). */
+  rows: CarriedRow[] | null;
 }
+
+/** A row as `sergo_group_commit` carries it: the columns of `sergo_events` in {@linkcode EVENT_COLUMNS}' order. */
+type CarriedRow = [number, string, number, string, number, string, string, string, string];
 
 /** An append as sent to `sergo_group_commit`: its events' data and metadata in canonical JSON. */
 interface EncodedAppend {
@@ -327,6 +369,52 @@ interface PgRow {
   metadata: string;
   prev_hash: string;
   hash: string;
+}
+
+/** A carried row as stored. */
+function storedRow(row: CarriedRow): StoredRow {
+  return {
+    position: row[0],
+    stream: row[1],
+    stream_version: row[2],
+    type: row[3],
+    schema_version: row[4],
+    data: row[5],
+    metadata: row[6],
+    prev_hash: row[7],
+    hash: row[8],
+  };
+}
+
+/**
+ * The carried rows past the copy's head `local` up to `before`, with their
+ * events, when they follow it without a gap and chain from its hash; null
+ * otherwise (then they are pulled, and a pull also reports an event this
+ * version cannot read).
+ */
+function carriedAfter(
+  carried: CarriedRow[] | null,
+  local: LogHead,
+  before: number,
+): { rows: StoredRow[]; events: RecordedEvent[] } | null {
+  if (!carried) return null;
+  const rows: StoredRow[] = [];
+  let position = local.position;
+  let hash = local.hash;
+  for (const carriedRow of carried) {
+    if (carriedRow[0] <= local.position) continue;
+    const row = storedRow(carriedRow);
+    if (row.position !== position + 1 || row.prev_hash !== hash) return null;
+    rows.push(row);
+    position = row.position;
+    hash = row.hash;
+  }
+  if (position !== before) return null;
+  try {
+    return { rows, events: rows.map((row) => parseStoredRow(row)) };
+  } catch {
+    return null;
+  }
 }
 
 /** The error raised when the database cannot be reached or opened, in one sentence. */
@@ -414,6 +502,8 @@ export class PostgresEventStore implements EventStore {
   /** Opens another commit connection, for one the driver left unable to connect (see #flushInOneStatement). */
   readonly #reopenCommits: (() => Sql) | null;
   readonly #cache: DatabaseSync;
+  /** The copy's statements, prepared once (preparing them per pull and per read was 4 % of a busy replica's time). */
+  readonly #statements: Record<"insert" | "upsertStream" | "head" | "readFrom" | "readStream", StatementSync>;
   readonly #pollMs: number;
   readonly #appendBy: "statement" | "transaction";
   #pending: Pending[] = [];
@@ -424,6 +514,10 @@ export class PostgresEventStore implements EventStore {
   readonly #writer = crypto.randomUUID().slice(0, 8);
   #pulling: Promise<void> = Promise.resolve();
   #pullAgain = false;
+  /** Other writers' rows this store copied: by pulls (queries of their own), and carried by its commits' answers. */
+  readonly #followed = { pulls: 0, pulledRows: 0, carriedRows: 0 };
+  /** The highest head another writer announced while an own group commit was in flight (0: none since). */
+  #noticed = 0;
   #listeners = new Set<(events: RecordedEvent[]) => void>();
   #closed = false;
   #transactions = 0;
@@ -448,6 +542,19 @@ export class PostgresEventStore implements EventStore {
     this.#pollMs = options.pollMs ?? 500;
     this.#appendBy = options.appendBy ?? "statement";
     cache.exec(LOG_SCHEMA);
+    this.#statements = {
+      // OR IGNORE: a CLI command sharing the data directory may have copied the same rows first.
+      insert: cache.prepare(
+        `INSERT OR IGNORE INTO events (position, stream, stream_version, type, schema_version, data, metadata, prev_hash, hash)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ),
+      upsertStream: cache.prepare(
+        "INSERT INTO streams (stream, version) VALUES (?, ?) ON CONFLICT (stream) DO UPDATE SET version = max(version, excluded.version)",
+      ),
+      head: cache.prepare("SELECT position, hash FROM events ORDER BY position DESC LIMIT 1"),
+      readFrom: cache.prepare("SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?"),
+      readStream: cache.prepare("SELECT * FROM events WHERE stream = ? ORDER BY stream_version"),
+    };
     // The copy need not reach the disk at each commit: PostgreSQL has every row, and what a crash takes from
     // the copy's end is pulled again at the next start (WAL mode stays consistent). A synchronous fsync here
     // blocked the event loop, and with it every request, once per group commit.
@@ -464,7 +571,14 @@ export class PostgresEventStore implements EventStore {
       if (!this.#checked) return;
       const [head, writer] = notice.split(" ");
       if (writer === this.#writer) return;
-      if (!(Number(head) <= this.#localHead().position)) this.#requestPull();
+      if (Number(head) <= this.#localHead().position) return;
+      // An own group commit in flight carries the other writers' rows before its own: a pull now would only
+      // read them twice (and this replica's own rows too, once committed). Pulled after the last one if not.
+      if (this.#flushes.size > 0 || this.#flushScheduled) {
+        this.#noticed = Math.max(this.#noticed, Number(head));
+        return;
+      }
+      this.#requestPull();
     });
     this.#unlisten = () => listener.unlisten();
   }
@@ -527,6 +641,7 @@ export class PostgresEventStore implements EventStore {
     // As in the SQLite store: appends that arrive in one turn of the event loop share one transaction.
     setImmediate(() => {
       this.#flushScheduled = false;
+      if (this.#pending.length === 0 && this.#flushes.size === 0) this.#pullNoticed();
       if (this.#pending.length === 0 || this.#flushes.size >= most) return;
       const batch = this.#pending;
       this.#pending = [];
@@ -536,6 +651,7 @@ export class PostgresEventStore implements EventStore {
       }).finally(() => {
         this.#flushes.delete(flush);
         if (this.#pending.length > 0) this.#scheduleFlush();
+        else if (this.#flushes.size === 0) this.#pullNoticed();
       });
       this.#flushes.add(flush);
     });
@@ -608,9 +724,10 @@ export class PostgresEventStore implements EventStore {
     let answer: AppendAnswer;
     const sentAt = performance.now();
     const commits = this.#commits;
+    const known = this.#localHead().position;
     try {
       const [row] = await commits<{ answer: AppendAnswer }[]>`
-        SELECT sergo_group_commit(${payload}::text::jsonb, ${this.#writer}) AS answer`;
+        SELECT sergo_group_commit(${payload}::text::jsonb, ${this.#writer}, ${known}) AS answer`;
       answer = row!.answer;
       this.#transactions++;
       this.#lastFailure = null;
@@ -639,7 +756,7 @@ export class PostgresEventStore implements EventStore {
     const own = this.#ownRecords(batch, answer);
     let written = false;
     try {
-      written = await this.#afterCommit(own);
+      written = await this.#afterCommit(own, answer);
     } catch (error) {
       console.error("Cannot bring the local copy of the log up to date:", error);
     }
@@ -705,29 +822,44 @@ export class PostgresEventStore implements EventStore {
   }
 
   /**
-   * After an own commit: writes its rows into the local copy when the copy's
-   * head is the one the commit followed, else pulls. Resolves whether the rows
-   * were written here (then subscribers were told with them).
+   * After an own commit: writes its rows into the local copy when they
+   * follow the copy's head, with the other writers' rows the answer carried
+   * before them (one transaction, one telling); pulls what it did not carry,
+   * and pulls everything when the rows do not follow. Resolves whether the
+   * own rows were written here (then subscribers were told with them).
    */
-  #afterCommit(own: (RecordedEvent & { row: StoredRow })[] | null): Promise<boolean> {
+  #afterCommit(own: (RecordedEvent & { row: StoredRow })[] | null, answer: AppendAnswer): Promise<boolean> {
     const next = this.#pulling.then(async () => {
       if (this.#closed) return false;
-      const first = own?.[0];
-      if (first) {
-        let local = this.#localHead();
-        if (local.position < first.position - 1) {
-          // Other replicas' events came between: only those are pulled, and this batch's rows go in from memory
-          // (pulling them too read and parsed them again, on nearly every commit once a second replica writes).
-          await this.#pullOnce(null, first.position - 1);
+      if (own === null) {
+        await this.#pullOnce();
+        return false;
+      }
+      // The own rows follow this position (or, when every append conflicted, the commit wrote none after it).
+      const before = own.length > 0 ? own[0]!.position - 1 : Number(answer.from);
+      let local = this.#localHead();
+      let carried: { rows: StoredRow[]; events: RecordedEvent[] } | null = null;
+      if (local.position < before) {
+        carried = carriedAfter(answer.rows, local, before);
+        if (carried === null) {
+          await this.#pullOnce(null, before);
           local = this.#localHead();
         }
-        if (local.position === first.position - 1 && local.hash === first.prev_hash) {
-          this.#insertRows(own!.map((record) => record.row));
-          const events = own!.map(({ row: _row, ...event }) => event as RecordedEvent);
-          this.#tell(events);
-          return true;
+      }
+      const reached = carried && carried.rows.length > 0 ? carried.rows[carried.rows.length - 1]! : local;
+      const first = own[0];
+      if (!first || (reached.position === before && reached.hash === first.prev_hash)) {
+        const rows = [...(carried?.rows ?? []), ...own.map((record) => record.row)];
+        if (rows.length > 0) {
+          this.#insertRows(rows);
+          this.#followed.carriedRows += carried?.rows.length ?? 0;
+          this.#tell([
+            ...(carried?.events ?? []),
+            ...own.map(({ row: _row, ...event }) => event as RecordedEvent),
+          ]);
         }
-      } else if (own) return true; // every append of the batch conflicted: nothing was written
+        return true;
+      }
       await this.#pullOnce();
       return false;
     });
@@ -896,6 +1028,13 @@ export class PostgresEventStore implements EventStore {
     });
   }
 
+  /** Pulls what other writers announced during own group commits, if those did not carry it. */
+  #pullNoticed(): void {
+    const noticed = this.#noticed;
+    this.#noticed = 0;
+    if (noticed > this.#localHead().position) this.#requestPull();
+  }
+
   #requestPull(): void {
     if (this.#closed) return;
     this.sync().catch((error) => {
@@ -941,6 +1080,8 @@ export class PostgresEventStore implements EventStore {
         }
         check = null;
       }
+      this.#followed.pulls++;
+      this.#followed.pulledRows += rows.length;
       if (rows.length === 0 || this.#closed) return;
       let expected = from + 1;
       for (const row of rows) {
@@ -957,14 +1098,8 @@ export class PostgresEventStore implements EventStore {
 
   /** Writes rows that follow the copy's head into the copy, in one transaction. */
   #insertRows(rows: readonly StoredRow[]): void {
-    const insert = this.#cache.prepare(
-      // OR IGNORE: a CLI command sharing the data directory may have copied the same rows first.
-      `INSERT OR IGNORE INTO events (position, stream, stream_version, type, schema_version, data, metadata, prev_hash, hash)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    );
-    const upsertStream = this.#cache.prepare(
-      "INSERT INTO streams (stream, version) VALUES (?, ?) ON CONFLICT (stream) DO UPDATE SET version = max(version, excluded.version)",
-    );
+    const { insert, upsertStream } = this.#statements;
+    const versions = new Map<string, number>();
     this.#cache.exec("BEGIN IMMEDIATE");
     try {
       for (const row of rows) {
@@ -979,8 +1114,10 @@ export class PostgresEventStore implements EventStore {
           row.prev_hash,
           row.hash,
         );
-        upsertStream.run(row.stream, row.stream_version);
+        // Each stream once, at its last version (a busy key's audit entries are most of a batch's rows).
+        versions.set(row.stream, row.stream_version);
       }
+      for (const [stream, version] of versions) upsertStream.run(stream, version);
       this.#cache.exec("COMMIT");
     } catch (error) {
       this.#cache.exec("ROLLBACK");
@@ -999,10 +1136,9 @@ export class PostgresEventStore implements EventStore {
   }
 
   #localHead(): LogHead {
-    const row = this.#cache.prepare("SELECT position, hash FROM events ORDER BY position DESC LIMIT 1")
-      .get() as
-        | { position: number; hash: string }
-        | undefined;
+    const row = this.#statements.head.get() as
+      | { position: number; hash: string }
+      | undefined;
     return row ? { position: row.position, hash: row.hash } : { position: 0, hash: GENESIS_HASH };
   }
 
@@ -1017,22 +1153,28 @@ export class PostgresEventStore implements EventStore {
     return { ok: false, waitingMs: 0, problem: this.#lastFailure.message };
   }
 
+  /**
+   * How this store followed the database's log: its pulls (queries of their
+   * own, each ahead of the copy), the rows they brought (other writers'; its
+   * own only when its commit's rows could not be put in from memory), and
+   * the other writers' rows its group commits' answers carried.
+   */
+  get followed(): { pulls: number; pulledRows: number; carriedRows: number } {
+    return { ...this.#followed };
+  }
+
   /** How many append transactions this store has committed (group commit makes it fewer than appends). */
   get transactions(): number {
     return this.#transactions;
   }
 
   readFrom(position: number, limit = 1000): RecordedEvent[] {
-    const rows = this.#cache
-      .prepare("SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?")
-      .all(position, limit) as unknown as StoredRow[];
+    const rows = this.#statements.readFrom.all(position, limit) as unknown as StoredRow[];
     return rows.map((row) => parseStoredRow(row));
   }
 
   readStream(stream: string): RecordedEvent[] {
-    const rows = this.#cache
-      .prepare("SELECT * FROM events WHERE stream = ? ORDER BY stream_version")
-      .all(stream) as unknown as StoredRow[];
+    const rows = this.#statements.readStream.all(stream) as unknown as StoredRow[];
     return rows.map((row) => parseStoredRow(row));
   }
 

@@ -97,7 +97,7 @@ Deno.test("PostgreSQL: the schema's DDL runs only when the database lacks this c
     // Another version's function (here: the same one with a changed body) is not this code's: it is replaced.
     await sql.unsafe(
       LOG_SCHEMA_PART.ddl.slice(LOG_SCHEMA_PART.ddl.indexOf("CREATE OR REPLACE FUNCTION"))
-        .replace("RETURN jsonb_build_object(", "-- another version\n  RETURN jsonb_build_object("),
+        .replace("RETURN json_build_object(", "-- another version\n  RETURN json_build_object("),
     );
     assert.equal(await schemaIsCurrent(sql, LOG_SCHEMA_PART), false);
     const store = await openPostgresStore(db.url);

@@ -2,7 +2,8 @@
  * Mutations of the h-replica branch (issue 26, items 1 and 11): the
  * processing worker's handling of a lost database, the blob store's writes
  * without a client-side transaction, and the one first administrator across
- * replicas. See mutations.ts for the shape.
+ * replicas; (issue 32, item 2) replicas following each other through their
+ * group commits' answers. See mutations.ts for the shape.
  *
  * @module
  */
@@ -11,6 +12,7 @@ import type { Mutation } from "./mutations.ts";
 const RESTART = "test/e2e/postgres_restart_work_test.ts";
 const SETUP = "test/e2e/cluster_setup_test.ts";
 const BLOBS = "test/blobs/postgres_blob_store_test.ts";
+const FOLLOW = "test/events/postgres_follow_test.ts";
 
 export const MUTATIONS_REPLICA: Mutation[] = [
   {
@@ -48,5 +50,20 @@ export const MUTATIONS_REPLICA: Mutation[] = [
     from: "const before = unfinishedName(Date.now() - olderThanMs);",
     to: "const before = unfinishedName(Date.now());",
     tests: [BLOBS],
+  },
+  {
+    name: "postgres: a group commit's answer carries no rows (each replica pulls every other replica's rows)",
+    file: "events/postgres_store.ts",
+    from: "ORDER BY position LIMIT ${CARRIED_ROWS}) e;",
+    to: "ORDER BY position LIMIT 0) e;",
+    tests: [FOLLOW],
+  },
+  {
+    name:
+      "postgres: another replica's notice pulled while an own group commit is in flight (own rows read back)",
+    file: "events/postgres_store.ts",
+    from: "if (this.#flushes.size > 0 || this.#flushScheduled) {",
+    to: "if (this.#flushes.size < 0) {",
+    tests: [FOLLOW],
   },
 ];

@@ -12,6 +12,7 @@ import { BlobStore } from "./blob_store.ts";
 import type { SergoApp } from "./app.ts";
 import type { Config } from "./config.ts";
 import { readCookie } from "./auth/api_auth.ts";
+import { CSRF_COOKIE } from "./auth/csrf.ts";
 import { DomainError } from "./domain/errors.ts";
 import { converterAvailable } from "./pdf_copy/libreoffice.ts";
 import { PageViews } from "./render/page_cache.ts";
@@ -26,9 +27,6 @@ import type { McpDeps } from "./mcp/endpoint.ts";
 import { mcpSettings } from "./mcp/settings.ts";
 import { createEmbedder } from "./search/embedders/mod.ts";
 import { SemanticSearch } from "./search/semantic.ts";
-
-/** The console's CSRF cookie; forms and fetches send the same value back. */
-export const CSRF_COOKIE = "sergo_csrf";
 
 /** What the HTTP surface shares. */
 export interface Services {

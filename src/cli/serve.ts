@@ -22,7 +22,7 @@ import { RateLimiter } from "../mcp/rate_limit.ts";
 import { agentKeyAuthenticator, createSseTransport } from "../mcp/transports/sse.ts";
 import { createOAuth } from "../auth/oauth/mod.ts";
 import { createServices, openRateLimiter, type Services } from "../services.ts";
-import { createConsole } from "../console/mod.ts";
+import { createConsole, oauthPages } from "../console/mod.ts";
 import type { SignInThrottle } from "../console/sign_in_throttle.ts";
 import { ensureSigningKey } from "../audit/signing_key.ts";
 import { anyPerson } from "../../projections/catalogue.ts";
@@ -148,7 +148,12 @@ async function startLocked(
   const leaseCheck = setInterval(kick, LEASE_CHECK_MS);
   kick();
 
-  const oauth = createOAuth(services, {
+  const oauth = createOAuth({
+    app,
+    trustedProxies: config.trustedProxies,
+    sharedCounts: services.sharedCounts,
+    pages: oauthPages(services),
+  }, {
     enabled: config.oauth,
     publicUrl: config.publicUrl,
     loopbackClients: config.oauthLoopbackClients,

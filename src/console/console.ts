@@ -45,7 +45,8 @@ import { DomainError } from "../domain/errors.ts";
 import { requireDocument } from "../domain/documents.ts";
 import { requireFolder } from "../domain/folders.ts";
 import { requireAgentKey } from "../domain/keys.ts";
-import { CSRF_COOKIE, type Services } from "../services.ts";
+import type { Services } from "../services.ts";
+import { CSRF_COOKIE, csrfCookie, csrfToken } from "../auth/csrf.ts";
 import { type Assets, loadAssets } from "./assets.ts";
 import { auditPageData } from "./audit_data.ts";
 import { documentFolders, keyView, pickableDocuments, stdioPaths } from "./page_data.ts";
@@ -57,15 +58,7 @@ import type { PageContext } from "./pages/layout.tsx";
 import { NotFoundPage } from "./pages/not_found_page.tsx";
 import { PersonalKeysPage } from "./pages/personal_keys_page.tsx";
 import { SignInPage } from "./pages/sign_in_page.tsx";
-import {
-  csrfCookie,
-  csrfToken,
-  currentSession,
-  isSecure,
-  pageHeaders,
-  publicUrl,
-  sessionCookie,
-} from "./session.ts";
+import { currentSession, isSecure, pageHeaders, publicUrl, sessionCookie } from "./session.ts";
 import { safeNext, signIn, signOut } from "./sign_in.ts";
 import type { SignInCounter } from "./sign_in_throttle.ts";
 import { clientAddress } from "../http/client_address.ts";

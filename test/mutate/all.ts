@@ -11,6 +11,7 @@ import { MUTATIONS_CHATGPT } from "./mutations_chatgpt.ts";
 import { MUTATIONS_CONSOLE } from "./mutations_console.ts";
 import { MUTATIONS_EDGE } from "./mutations_edge.ts";
 import { MUTATIONS_MUTANTS } from "./mutations_mutants.ts";
+import { MUTATIONS_OAUTH } from "./mutations_oauth.ts";
 import { MUTATIONS_PERF } from "./mutations_perf.ts";
 import { MUTATIONS_REPLICA } from "./mutations_replica.ts";
 import { MUTATIONS_SEARCH } from "./mutations_search.ts";
@@ -23,6 +24,7 @@ export const LISTS: Readonly<Record<string, Mutation[]>> = {
   mutations_console: MUTATIONS_CONSOLE,
   mutations_edge: MUTATIONS_EDGE,
   mutations_mutants: MUTATIONS_MUTANTS,
+  mutations_oauth: MUTATIONS_OAUTH,
   mutations_perf: MUTATIONS_PERF,
   mutations_replica: MUTATIONS_REPLICA,
   mutations_search: MUTATIONS_SEARCH,

@@ -21,7 +21,9 @@ import { signedIn } from "../session.ts";
 import { DomainError } from "../../domain/errors.ts";
 import { createAgentKey, requireAgentKey } from "../../domain/keys.ts";
 import { newId } from "../../domain/ids.ts";
+import { decide, NO_GRANT } from "../../domain/grants.ts";
 import {
+  appendDecision,
   CODE_PREFIX,
   HourlyLimit,
   issuerOf,
@@ -211,26 +213,24 @@ export function createAuthorize(
       throw error;
     }
     const code = newSecret(CODE_PREFIX);
-    const grantId = newId();
-    const now = app.now();
+    const decision = decide(
+      {
+        type: "GrantAccess",
+        grantId: newId(),
+        keyId,
+        personId: person.person_id,
+        client,
+        redirectUri: fields.redirect_uri,
+        resource: fields.resource,
+        codeChallenge: fields.code_challenge,
+        codeHash: code.hash,
+        codeSeconds: settings.codeSeconds,
+      },
+      NO_GRANT,
+      app.now(),
+    );
     try {
-      await app.append(`grant-${grantId}`, [{
-        type: "OAuthGranted",
-        data: {
-          grant_id: grantId,
-          key_id: keyId,
-          person_id: person.person_id,
-          client_id: client.client_id,
-          client_name: client.client_name,
-          metadata_url: client.metadata_url,
-          redirect_uri: fields.redirect_uri,
-          resource: fields.resource,
-          code_hash: code.hash,
-          code_challenge: fields.code_challenge,
-          code_expires_at: new Date(now.getTime() + settings.codeSeconds * 1000).toISOString(),
-        },
-        metadata: app.meta(actor),
-      }], { expectedVersion: "no_stream" });
+      await appendDecision(app, decision, actor);
     } catch (error) {
       if (databaseUnreachable(error)) return await page(DATABASE_UNREACHABLE, draft, 503);
       throw error;

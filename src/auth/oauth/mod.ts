@@ -10,12 +10,14 @@
 import { getGrant, grantByAccessToken } from "../../../projections/oauth_grants.ts";
 import { readCookie } from "../api_auth.ts";
 import { hashSecret } from "../../domain/key_format.ts";
+import { decide } from "../../domain/grants.ts";
 import { authErrorResponse, OAUTH_TOKEN_ERRORS, type OAuthCheck } from "../mcp_auth.ts";
 import { CSRF_COOKIE } from "../csrf.ts";
 import { signedIn } from "../session.ts";
 import type { OAuthDeps } from "./deps.ts";
 import {
   ACCESS_PREFIX,
+  appendDecision,
   DEFAULT_OAUTH_SETTINGS,
   oauthError,
   type OAuthSettings,
@@ -95,9 +97,14 @@ export function createOAuth(deps: OAuthDeps, partial: Partial<OAuthSettings> = {
     const form = new URLSearchParams(text ?? "");
     const cookie = readCookie(request, CSRF_COOKIE);
     const origin = request.headers.get("origin");
-    const grant = getGrant(app.db, grantId);
+    const grant = getGrant(app.db, grantId) ?? null;
+    const decision = decide(
+      { type: "RevokeGrant", by: { personId: session.person.person_id } },
+      { grant },
+      app.now(),
+    );
     // Another person's grant looks exactly like a missing one.
-    if (!grant || grant.person_id !== session.person.person_id) {
+    if (!decision.ok || !grant) {
       return new Response("No such app", { status: 404, headers: { "content-type": "text/plain" } });
     }
     if (
@@ -109,13 +116,7 @@ export function createOAuth(deps: OAuthDeps, partial: Partial<OAuthSettings> = {
         headers: { "content-type": "text/plain; charset=utf-8" },
       });
     }
-    if (grant.revoked === null) {
-      await app.append(`grant-${grant.grant_id}`, [{
-        type: "OAuthGrantRevoked",
-        data: { grant_id: grant.grant_id, reason: "revoked" },
-        metadata: app.meta(`person-${session.person.person_id}`),
-      }], { expectedVersion: "any" });
-    }
+    await appendDecision(app, decision, `person-${session.person.person_id}`);
     return new Response(null, { status: 303, headers: { location: `/keys/${grant.key_id}` } });
   }
 

@@ -22,3 +22,13 @@ export function csrfToken(request: Request): { token: string; fresh: boolean } {
 export function csrfCookie(token: string, secure: boolean): string {
   return `${CSRF_COOKIE}=${token}; Path=/; SameSite=Strict${secure ? "; Secure" : ""}`;
 }
+
+/**
+ * Whether a cookie-authenticated change carries the CSRF token: the
+ * `X-CSRF-Token` header equals the cookie (which another site's page cannot read).
+ */
+export function carriesCsrfToken(request: Request): boolean {
+  const cookie = readCookie(request, CSRF_COOKIE);
+  const header = request.headers.get("x-csrf-token");
+  return cookie !== null && cookie.length >= 16 && header === cookie;
+}

@@ -21,7 +21,7 @@ import { CHATGPT_SHAPE } from "../mcp/chatgpt/shape.ts";
 import { RateLimiter } from "../mcp/rate_limit.ts";
 import { agentKeyAuthenticator, createSseTransport } from "../mcp/transports/sse.ts";
 import { createOAuth } from "../auth/oauth/mod.ts";
-import { createServices, openRateLimiter, type Services } from "../services.ts";
+import { createServices, openRateLimiter, type Services } from "../server/services.ts";
 import { createConsole, oauthPages } from "../console/mod.ts";
 import type { SignInThrottle } from "../console/sign_in_throttle.ts";
 import { ensureSigningKey } from "../audit/signing_key.ts";

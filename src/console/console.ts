@@ -45,7 +45,7 @@ import { DomainError } from "../domain/errors.ts";
 import { requireDocument } from "../domain/documents.ts";
 import { requireFolder } from "../domain/folders.ts";
 import { requireAgentKey } from "../domain/keys.ts";
-import type { Services } from "../services.ts";
+import type { ConsoleDeps } from "./deps.ts";
 import { CSRF_COOKIE, csrfCookie, csrfToken } from "../auth/csrf.ts";
 import { type Assets, loadAssets } from "./assets.ts";
 import { auditPageData } from "./audit_data.ts";
@@ -89,7 +89,7 @@ const MAX_FORM_BYTES = 16 * 1024;
  * services.console = createConsole(services);
  * ```
  */
-export function createConsole(services: Services, options: ConsoleOptions = {}): ConsoleHandler {
+export function createConsole(services: ConsoleDeps, options: ConsoleOptions = {}): ConsoleHandler {
   const throttle = options.throttle ?? services.signInThrottle;
   let setupHash = options.setupToken ? hashSecret(options.setupToken) : null;
   const linksInUse = new Set<string>();
@@ -531,7 +531,7 @@ function methodNotAllowed(): Response {
 }
 
 /** Whether a form post comes from this server's pages (Origin, when the browser sends it). */
-function checkOrigin(services: Services, request: Request): boolean {
+function checkOrigin(services: ConsoleDeps, request: Request): boolean {
   const origin = request.headers.get("origin");
   if (origin === null || origin === "null") return origin === null;
   const own = new URL(request.url).origin;

@@ -7,13 +7,13 @@
 import { SESSION_COOKIE } from "../auth/api_auth.ts";
 import { type SignedIn, signedIn } from "../auth/session.ts";
 import type { Config } from "../config.ts";
-import type { Services } from "../services.ts";
+import type { ConsoleDeps } from "./deps.ts";
 
 /** Who is signed in to the console, and with which login token. */
 export type ConsoleSession = SignedIn;
 
 /** The signed-in person of a request, or null when the cookie is missing, expired or revoked. */
-export function currentSession(services: Services, request: Request): ConsoleSession | null {
+export function currentSession(services: ConsoleDeps, request: Request): ConsoleSession | null {
   return signedIn(services.app.db, request, services.app.now());
 }
 
@@ -45,6 +45,6 @@ export function pageHeaders(contentType: string): Headers {
 }
 
 /** The public URL of this server for connection snippets: the setting, or the request's origin. */
-export function publicUrl(services: Services, request: Request): string {
+export function publicUrl(services: ConsoleDeps, request: Request): string {
   return (services.config.publicUrl ?? new URL(request.url).origin).replace(/\/+$/, "");
 }

@@ -47,7 +47,7 @@ import {
   revokeLoginToken,
   rollAgentKey,
 } from "../domain/keys.ts";
-import type { Services } from "../services.ts";
+import type { ApiDeps } from "../api/deps.ts";
 import { consoleSearch } from "../console/search.ts";
 import { type DocumentedRoute, OTHER_ROUTES } from "./other_routes.ts";
 import { VERSION } from "../version.ts";
@@ -58,7 +58,7 @@ import { streamUploads, UploadSlots } from "./uploads.ts";
 /** Streams an upload's files to disk and records each as a document. */
 async function upload(
   { caller, request, url, actor }: Pick<RouteContext, "caller" | "request" | "url" | "actor">,
-  s: Services,
+  s: ApiDeps,
 ): Promise<Response> {
   const uploads = await streamUploads(request, url, s.app.blobs, s.config.maxUploadBytes);
   const created: Record<string, unknown>[] = [];
@@ -110,7 +110,7 @@ async function upload(
 }
 
 /** The uploads arriving now, per person, of each server. */
-const uploadSlots = new WeakMap<Services, UploadSlots>();
+const uploadSlots = new WeakMap<ApiDeps, UploadSlots>();
 
 /** The largest JSON body the API reads. */
 const MAX_JSON_BODY = 1_000_000;
@@ -135,7 +135,7 @@ interface Route {
   answer?: z.ZodType;
   /** Handles the request body itself (uploads). */
   raw?: boolean;
-  handle(context: RouteContext, services: Services): Promise<Response>;
+  handle(context: RouteContext, services: ApiDeps): Promise<Response>;
   pattern: URLPattern;
 }
 
@@ -201,7 +201,7 @@ const searchAnswer = z.object({
 }).describe("Audited as the person: a console search entry with the pages it showed");
 
 /** A document as the API shows it. */
-export function documentJson(services: Services, doc: DocumentRow): Record<string, unknown> {
+export function documentJson(services: ApiDeps, doc: DocumentRow): Record<string, unknown> {
   const person = getPerson(services.app.db, doc.person_id);
   const progress = doc.status === "processing" ? getProgress(services.app.db, doc.document_id) : null;
   const folder = doc.folder_id === null
@@ -235,7 +235,7 @@ export function documentJson(services: Services, doc: DocumentRow): Record<strin
 }
 
 /** An agent key as the API shows it: masked, with its old values still in their grace time. */
-export function keyJson(services: Services, key: AgentKey): Record<string, unknown> {
+export function keyJson(services: ApiDeps, key: AgentKey): Record<string, unknown> {
   return {
     id: key.key_id,
     name: key.name,
@@ -732,7 +732,7 @@ export function openApiDocument(): Record<string, unknown> {
 }
 
 /** Builds the API handler over the services. */
-export function createApi(services: Services): (request: Request) => Promise<Response> {
+export function createApi(services: ApiDeps): (request: Request) => Promise<Response> {
   const openapi = JSON.stringify(openApiDocument());
   return async (request) => {
     const url = new URL(request.url);

@@ -21,7 +21,7 @@ const ROOT = new URL("../../", import.meta.url);
 const DISPATCHERS = [
   "src/http/server.ts",
   "src/http/api.ts",
-  "src/services.ts",
+  "src/audit/routes.ts",
   "src/console/console.ts",
   "src/auth/oauth/mod.ts",
   "src/auth/oauth/metadata.ts",

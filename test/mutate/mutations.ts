@@ -484,7 +484,7 @@ export const MUTATIONS: Mutation[] = [
   },
   {
     name: "sign-in throttle: counted in each replica's memory on PostgreSQL",
-    file: "src/services.ts",
+    file: "src/server/services.ts",
     from: "signInThrottle: limiter ? new SharedSignInThrottle(limiter.pool) : new SignInThrottle(),",
     to: "signInThrottle: new SignInThrottle(),",
     tests: ["test/e2e/postgres_sign_in_test.ts"],
@@ -1043,7 +1043,7 @@ export const MUTATIONS: Mutation[] = [
   },
   {
     name: "semantic search: SERGO_EMBEDDINGS_MIN_SIMILARITY not passed to search",
-    file: "src/services.ts",
+    file: "src/server/services.ts",
     from:
       "config.embeddings.minSimilarity === undefined ? {} : { minSimilarity: config.embeddings.minSimilarity },",
     to: "{},",

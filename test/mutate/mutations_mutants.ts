@@ -256,7 +256,7 @@ export const MUTATIONS_MUTANTS: Mutation[] = [
   },
   {
     name: "api: any CSRF header taken beside a session cookie",
-    file: "src/services.ts",
+    file: "src/auth/csrf.ts",
     from: "return cookie !== null && cookie.length >= 16 && header === cookie;",
     to: "return cookie !== null && header !== null;",
     tests: [CSRF_FORMS],

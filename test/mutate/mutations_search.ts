@@ -27,7 +27,7 @@ export const MUTATIONS_SEARCH: Mutation[] = [
   },
   {
     name: "/healthz says the dictionaries are off whatever the setting",
-    file: "src/services.ts",
+    file: "src/server/services.ts",
     from: 'if (config.dictionaryDir === null) return { on: false, detail: "off (SERGO_DICTIONARIES=off)" };',
     to: 'return { on: false, detail: "off (SERGO_DICTIONARIES=off)" };',
     tests: [DICTIONARIES_HEALTH],

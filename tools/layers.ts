@@ -54,7 +54,6 @@ const FLOORS: [prefix: string, floor: number][] = [
   ["src/api/", 6],
   ["src/mcp/", 6],
   ["src/console/", 6],
-  ["src/services.ts", 7],
   ["src/server/", 7],
   ["src/cli/", 8],
   ["main.ts", 8],

@@ -27,13 +27,13 @@ import { DomainError } from "../domain/errors.ts";
 import { ensureFolderPath, requireFolder, requireFolderPath } from "../domain/folders.ts";
 import { oneAtATime } from "../domain/locks.ts";
 import { errorResponse, json } from "../http/json.ts";
-import { parseQuery, type Route, route, type RouteContext, type Services } from "./route.ts";
+import { type ApiDeps, parseQuery, type Route, route, type RouteContext } from "./route.ts";
 import { streamUploads, UploadSlots } from "./uploads.ts";
 
 /** Streams an upload's files to disk and records each as a document. */
 async function upload(
   { caller, request, url, actor }: Pick<RouteContext, "caller" | "request" | "url" | "actor">,
-  s: Services,
+  s: ApiDeps,
 ): Promise<Response> {
   const uploads = await streamUploads(request, url, s.app.blobs, s.config.maxUploadBytes);
   const created: Record<string, unknown>[] = [];
@@ -85,7 +85,7 @@ async function upload(
 }
 
 /** The uploads arriving now, per person, of each server. */
-const uploadSlots = new WeakMap<Services, UploadSlots>();
+const uploadSlots = new WeakMap<ApiDeps, UploadSlots>();
 
 const documentPatch = z.object({ folder_id: z.string().nullable() }).strict();
 const processBody = z.object({ preset: z.enum(["basic", "standard", "none"]).default("basic") }).strict();
@@ -96,7 +96,7 @@ const listQuery = z.object({
 });
 
 /** A document as the API shows it. */
-export function documentJson(services: Services, doc: DocumentRow): Record<string, unknown> {
+export function documentJson(services: ApiDeps, doc: DocumentRow): Record<string, unknown> {
   const person = getPerson(services.app.db, doc.person_id);
   const progress = doc.status === "processing" ? getProgress(services.app.db, doc.document_id) : null;
   const folder = doc.folder_id === null ? undefined : getFolder(services.app.db, doc.folder_id);

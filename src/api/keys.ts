@@ -17,7 +17,7 @@ import {
   rollAgentKey,
 } from "../domain/keys.ts";
 import { json } from "../http/json.ts";
-import { type Route, route, type Services } from "./route.ts";
+import { type ApiDeps, type Route, route } from "./route.ts";
 
 const canRead = z.object({
   folders: z.array(z.string()).max(1000).default([]),
@@ -36,7 +36,7 @@ const keyPatch = z.object({
 const rollBody = z.object({ grace: z.enum(["now", "1h", "24h", "7d"]) }).strict();
 
 /** An agent key as the API shows it: masked, with its old values still in their grace time. */
-export function keyJson(services: Services, key: AgentKey): Record<string, unknown> {
+export function keyJson(services: ApiDeps, key: AgentKey): Record<string, unknown> {
   return {
     id: key.key_id,
     name: key.name,

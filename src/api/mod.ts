@@ -12,14 +12,14 @@ import { authenticateApi } from "../auth/api_auth.ts";
 import { errorResponse, errorToResponse, notFound } from "../http/json.ts";
 import { readBodyText } from "../http/read_body.ts";
 import { openApiDocument } from "./openapi.ts";
-import { type Services, zodMessage } from "./route.ts";
+import { type ApiDeps, zodMessage } from "./route.ts";
 import { ROUTES } from "./routes.ts";
 
 /** The largest JSON body the API reads. */
 const MAX_JSON_BODY = 1_000_000;
 
 /** Builds the API handler over the services. */
-export function createApi(services: Services): (request: Request) => Promise<Response> {
+export function createApi(services: ApiDeps): (request: Request) => Promise<Response> {
   const openapi = JSON.stringify(openApiDocument());
   return async (request) => {
     const url = new URL(request.url);

@@ -9,10 +9,10 @@
 import type { z } from "zod";
 import type { ApiCaller } from "../auth/api_auth.ts";
 import { DomainError } from "../domain/errors.ts";
-import type { Services } from "../services.ts";
+import type { ApiDeps } from "./deps.ts";
 
 /** What every handler is given: the services the server was composed of (its only import of them). */
-export type { Services };
+export type { ApiDeps };
 
 /** A route's context: the request, its caller and the path's groups. */
 export interface RouteContext {
@@ -35,7 +35,7 @@ export interface Route {
   answer?: z.ZodType;
   /** Handles the request body itself (uploads). */
   raw?: boolean;
-  handle(context: RouteContext, services: Services): Promise<Response>;
+  handle(context: RouteContext, services: ApiDeps): Promise<Response>;
   pattern: URLPattern;
 }
 

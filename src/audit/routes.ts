@@ -181,3 +181,20 @@ export const auditRoutes: {
   export: exportAuditDownload,
   publicKey: auditPublicKey,
 };
+
+/**
+ * Answers the audit paths under `/api/audit` (`GET` only) for an
+ * authenticated person; null for any other path or method.
+ */
+export function routeAudit(
+  request: Request,
+  personId: string,
+  deps: AuditRouteDeps,
+): Promise<Response | null> {
+  if (request.method !== "GET") return Promise.resolve(null);
+  const path = new URL(request.url).pathname;
+  if (path === "/api/audit") return auditRoutes.list(request, personId, deps);
+  if (path === "/api/audit/export") return auditRoutes.export(request, personId, deps);
+  if (path === "/api/audit/public-key") return auditRoutes.publicKey(request, personId, deps);
+  return Promise.resolve(null);
+}

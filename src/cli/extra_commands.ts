@@ -103,7 +103,7 @@ export const extraCommands: Record<string, Command> = {
       const app = await openApp(context.dataDir, { databaseUrl: context.databaseUrl });
       app.watch(250);
       try {
-        const { createServices } = await import("../services.ts");
+        const { createServices } = await import("../server/services.ts");
         const services = await createServices(app, loadConfig(context.args));
         const { serveStdio, StdioKeyError } = await import("../mcp/stdio.ts");
         try {

@@ -20,8 +20,8 @@ import { createMcpEndpoint } from "../mcp/endpoint.ts";
 import { CHATGPT_SHAPE } from "../mcp/chatgpt/shape.ts";
 import { RateLimiter } from "../mcp/rate_limit.ts";
 import { agentKeyAuthenticator, createSseTransport } from "../mcp/transports/sse.ts";
-import { createOAuth } from "../auth/oauth/mod.ts";
-import { createServices, openRateLimiter, type Services } from "../services.ts";
+import { createServices, openRateLimiter, type Services } from "../server/services.ts";
+import { createOAuthServer } from "../server/oauth.ts";
 import { createConsole } from "../console/mod.ts";
 import type { SignInThrottle } from "../console/sign_in_throttle.ts";
 import { ensureSigningKey } from "../audit/signing_key.ts";
@@ -148,11 +148,7 @@ async function startLocked(
   const leaseCheck = setInterval(kick, LEASE_CHECK_MS);
   kick();
 
-  const oauth = createOAuth(services, {
-    enabled: config.oauth,
-    publicUrl: config.publicUrl,
-    loopbackClients: config.oauthLoopbackClients,
-  });
+  const oauth = createOAuthServer(services);
   // One rate limit per key whichever shape it calls: both endpoints take from the same buckets.
   const limiter = services.mcpDeps.limiter ??
     new RateLimiter(

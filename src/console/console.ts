@@ -50,7 +50,8 @@ import { DomainError } from "../domain/errors.ts";
 import { requireDocument } from "../domain/documents.ts";
 import { requireFolder } from "../domain/folders.ts";
 import { requireAgentKey } from "../domain/keys.ts";
-import { CSRF_COOKIE, type Services } from "../services.ts";
+import type { ConsoleDeps } from "./deps.ts";
+import { CSRF_COOKIE, csrfCookie, csrfToken } from "../auth/csrf.ts";
 import { type Assets, loadAssets } from "./assets.ts";
 import { auditPageData } from "./audit_data.ts";
 import { documentFolders, keyView, pickableDocuments, stdioPaths } from "./page_data.ts";
@@ -62,15 +63,7 @@ import type { PageContext } from "./pages/layout.tsx";
 import { NotFoundPage } from "./pages/not_found_page.tsx";
 import { PersonalKeysPage } from "./pages/personal_keys_page.tsx";
 import { SignInPage } from "./pages/sign_in_page.tsx";
-import {
-  csrfCookie,
-  csrfToken,
-  currentSession,
-  isSecure,
-  pageHeaders,
-  publicUrl,
-  sessionCookie,
-} from "./session.ts";
+import { currentSession, isSecure, pageHeaders, publicUrl, sessionCookie } from "./session.ts";
 import { safeNext, signIn, signOut } from "./sign_in.ts";
 import type { SignInCounter } from "./sign_in_throttle.ts";
 import { clientAddress } from "../http/client_address.ts";
@@ -102,7 +95,7 @@ interface ConsoleState {
 
 /** One request to a console route, with what every page needs to answer it. */
 interface Visit {
-  services: Services;
+  services: ConsoleDeps;
   state: ConsoleState;
   request: Request;
   info?: Deno.ServeHandlerInfo;
@@ -216,7 +209,7 @@ const ROUTES: readonly ConsoleRoute[] = [
  * services.console = createConsole(services);
  * ```
  */
-export function createConsole(services: Services, options: ConsoleOptions = {}): ConsoleHandler {
+export function createConsole(services: ConsoleDeps, options: ConsoleOptions = {}): ConsoleHandler {
   const state: ConsoleState = {
     throttle: options.throttle ?? services.signInThrottle,
     setupHash: options.setupToken ? hashSecret(options.setupToken) : null,
@@ -263,7 +256,7 @@ export function createConsole(services: Services, options: ConsoleOptions = {}):
 
 /** Finds the request's route and answers it, checking its method and who may open it. */
 async function answer(
-  services: Services,
+  services: ConsoleDeps,
   state: ConsoleState,
   loaded: Assets,
   request: Request,
@@ -754,7 +747,7 @@ function methodNotAllowed(): Response {
 }
 
 /** Whether a form post comes from this server's pages (Origin, when the browser sends it). */
-function checkOrigin(services: Services, request: Request): boolean {
+function checkOrigin(services: ConsoleDeps, request: Request): boolean {
   const origin = request.headers.get("origin");
   if (origin === null || origin === "null") return origin === null;
   const own = new URL(request.url).origin;

@@ -5,3 +5,4 @@
  * @module
  */
 export { type ConsoleHandler, type ConsoleOptions, createConsole } from "./console.ts";
+export { oauthPages } from "./oauth_pages.ts";

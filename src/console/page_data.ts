@@ -9,7 +9,7 @@ import { expandFolders, getDocument, getFolder, listDocuments } from "../../proj
 import { type AgentKey, oldValues } from "../../projections/key_scopes.ts";
 import { agentKeyUsage } from "../../projections/audit_view.ts";
 import { maskKey } from "../domain/key_format.ts";
-import type { Services } from "../services.ts";
+import type { ConsoleDeps } from "./deps.ts";
 import type { KeyView, PickableDocument, StdioPaths } from "./pages/keys_page.tsx";
 
 /**
@@ -17,7 +17,7 @@ import type { KeyView, PickableDocument, StdioPaths } from "./pages/keys_page.ts
  * directory), or undefined when the log is on PostgreSQL (the data is not in
  * one folder of this machine).
  */
-export function stdioPaths(services: Services): StdioPaths | undefined {
+export function stdioPaths(services: ConsoleDeps): StdioPaths | undefined {
   if (services.config.databaseUrl) return undefined;
   const root = new URL("../../", import.meta.url);
   return {
@@ -48,7 +48,7 @@ export function pickableDocuments(db: DatabaseSync, personId: string): PickableD
 }
 
 /** An agent key with its masked value, what it reads by name, and its old values in their grace time. */
-export function keyView(services: Services, key: AgentKey, rootLabel: string): KeyView {
+export function keyView(services: ConsoleDeps, key: AgentKey, rootLabel: string): KeyView {
   const db = services.app.db;
   return {
     key,

@@ -13,7 +13,7 @@ import { requireAgentKey } from "../domain/keys.ts";
 import { type KeyScope, keyScope } from "../mcp/scope.ts";
 import { mcpSettings } from "../mcp/settings.ts";
 import { searchTool } from "../mcp/tools/search.ts";
-import type { Services } from "../services.ts";
+import type { ConsoleDeps } from "./deps.ts";
 
 /** One document of the results, as the `search` tool returns it. */
 export interface SearchResultDocument {
@@ -42,7 +42,7 @@ export interface ConsoleSearchResult {
 const MAX_QUERY = 500;
 
 /** A scope covering every document of the person: all folders, and the files at the top. */
-function personScope(services: Services, person: Person): KeyScope {
+function personScope(services: ConsoleSearchDeps, person: Person): KeyScope {
   const folders = listFolders(services.app.db, person.person_id);
   const topFiles = rootDocumentIds(services.app.db, person.person_id);
   return {
@@ -56,9 +56,12 @@ function personScope(services: Services, person: Person): KeyScope {
   };
 }
 
+/** What a console search reads and appends to (the API's search route has it too). */
+export type ConsoleSearchDeps = Pick<ConsoleDeps, "app" | "mcpDeps">;
+
 /** Runs a console search and records it in the audit. */
 export async function consoleSearch(
-  services: Services,
+  services: ConsoleSearchDeps,
   person: Person,
   input: { query: string; asKeyId: string | null; offset: number },
 ): Promise<ConsoleSearchResult> {

@@ -8,7 +8,7 @@
 import { getPersonByEmail } from "../../projections/catalogue.ts";
 import { hashPassword, verifyPassword } from "../auth/passwords.ts";
 import { issueLoginToken, LOGIN_TOKEN_LIFETIME_MS, revokeLoginToken } from "../domain/keys.ts";
-import type { Services } from "../services.ts";
+import type { ConsoleDeps } from "./deps.ts";
 import { currentSession, isSecure, sessionCookie } from "./session.ts";
 import { describeWait, type SignInCounter } from "./sign_in_throttle.ts";
 import { DATABASE_UNREACHABLE, databaseUnreachable, LIMIT_UNCHECKED } from "../http/unavailable.ts";
@@ -36,7 +36,7 @@ export function safeNext(next: string): string {
 
 /** Checks a sign-in form and, when the password is right, issues a login token. */
 export async function signIn(
-  services: Services,
+  services: ConsoleDeps,
   form: SignInForm,
   options: { address: string; secure: boolean; throttle: SignInCounter },
 ): Promise<SignInResult> {
@@ -88,7 +88,7 @@ export async function signIn(
 }
 
 /** Signs out: revokes the login token of the request (if any) and returns the cookie that clears it. */
-export async function signOut(services: Services, request: Request): Promise<string> {
+export async function signOut(services: ConsoleDeps, request: Request): Promise<string> {
   const session = currentSession(services, request);
   if (session) {
     await revokeLoginToken(services.app, { tokenId: session.tokenId }, `person-${session.person.person_id}`);

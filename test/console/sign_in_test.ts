@@ -5,7 +5,7 @@ import { loadConfig } from "../../src/config.ts";
 import { signIn } from "../../src/console/sign_in.ts";
 import { SignInThrottle } from "../../src/console/sign_in_throttle.ts";
 import { addPerson, setPasswordHash } from "../../src/domain/people.ts";
-import { createServices, type Services } from "../../src/services.ts";
+import { createServices, type Services } from "../../src/server/services.ts";
 
 const PASSWORD = "correct horse battery staple";
 

@@ -9,7 +9,7 @@ import { loadConfig } from "../../src/config.ts";
 import { createApi } from "../../src/api/mod.ts";
 import { createHandler, type Handler } from "../../src/http/server.ts";
 import { createMcpEndpoint } from "../../src/mcp/endpoint.ts";
-import { createServices, type Services } from "../../src/services.ts";
+import { createServices, type Services } from "../../src/server/services.ts";
 
 /** A server under test. */
 export interface TestServer extends AsyncDisposable {

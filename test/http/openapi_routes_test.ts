@@ -26,7 +26,7 @@ const DISPATCHERS = [
   "src/api/documents.ts",
   "src/api/search.ts",
   "src/api/keys.ts",
-  "src/services.ts",
+  "src/audit/routes.ts",
   "src/console/console.ts",
   "src/auth/oauth/mod.ts",
   "src/auth/oauth/metadata.ts",

@@ -13,6 +13,7 @@ import { MUTATIONS_CONSOLE } from "./mutations_console.ts";
 import { MUTATIONS_DOMAIN } from "./mutations_domain.ts";
 import { MUTATIONS_EDGE } from "./mutations_edge.ts";
 import { MUTATIONS_MUTANTS } from "./mutations_mutants.ts";
+import { MUTATIONS_OAUTH } from "./mutations_oauth.ts";
 import { MUTATIONS_PERF } from "./mutations_perf.ts";
 import { MUTATIONS_REPLICA } from "./mutations_replica.ts";
 import { MUTATIONS_SEARCH } from "./mutations_search.ts";
@@ -27,6 +28,7 @@ export const LISTS: Readonly<Record<string, Mutation[]>> = {
   mutations_domain: MUTATIONS_DOMAIN,
   mutations_edge: MUTATIONS_EDGE,
   mutations_mutants: MUTATIONS_MUTANTS,
+  mutations_oauth: MUTATIONS_OAUTH,
   mutations_perf: MUTATIONS_PERF,
   mutations_replica: MUTATIONS_REPLICA,
   mutations_search: MUTATIONS_SEARCH,

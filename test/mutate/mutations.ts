@@ -484,7 +484,7 @@ export const MUTATIONS: Mutation[] = [
   },
   {
     name: "sign-in throttle: counted in each replica's memory on PostgreSQL",
-    file: "src/services.ts",
+    file: "src/server/services.ts",
     from: "signInThrottle: limiter ? new SharedSignInThrottle(limiter.pool) : new SignInThrottle(),",
     to: "signInThrottle: new SignInThrottle(),",
     tests: ["test/e2e/postgres_sign_in_test.ts"],
@@ -687,7 +687,7 @@ export const MUTATIONS: Mutation[] = [
   // OAuth
   {
     name: "oauth: the code_verifier not compared with the code_challenge",
-    file: "src/auth/oauth/token.ts",
+    file: "src/domain/grants.ts",
     from: "if (!VERIFIER.test(verifier) || s256(verifier) !== grant.code_challenge) {",
     to: "if (!VERIFIER.test(verifier)) {",
     tests: [OAUTH_LIMITS, OAUTH_FLOW],
@@ -708,21 +708,21 @@ export const MUTATIONS: Mutation[] = [
   },
   {
     name: "oauth: the token request's redirect_uri not compared",
-    file: "src/auth/oauth/token.ts",
-    from: 'if ((params.get("redirect_uri") ?? "") !== grant.redirect_uri) {',
+    file: "src/domain/grants.ts",
+    from: "if (command.redirectUri !== grant.redirect_uri) {",
     to: "if (false) {",
     tests: [OAUTH_LIMITS, OAUTH_FLOW],
   },
   {
     name: "oauth: an expired code exchanged",
-    file: "src/auth/oauth/token.ts",
+    file: "src/domain/grants.ts",
     from: "if (Date.parse(grant.code_expires_at) <= now.getTime()) {",
     to: "if (false) {",
     tests: [OAUTH_LIMITS, OAUTH_FLOW],
   },
   {
     name: "oauth: a code exchanged twice",
-    file: "src/auth/oauth/token.ts",
+    file: "src/domain/grants.ts",
     from: "if (grant.code_used || grant.revoked !== null) {",
     to: "if (grant.revoked !== null) {",
     tests: [OAUTH_LIMITS, OAUTH_FLOW],
@@ -736,21 +736,21 @@ export const MUTATIONS: Mutation[] = [
   },
   {
     name: "oauth: an expired refresh token accepted",
-    file: "src/auth/oauth/token.ts",
+    file: "src/domain/grants.ts",
     from: "Date.parse(grant.refresh_expires_at) <= now.getTime()) {",
     to: "false) {",
     tests: [OAUTH_LIMITS, OAUTH_FLOW],
   },
   {
     name: "oauth: a refresh token used by another app",
-    file: "src/auth/oauth/token.ts",
+    file: "src/domain/grants.ts",
     from: "if (grant.client_id !== clientId) {",
     to: "if (false) {",
     tests: [OAUTH_LIMITS, OAUTH_FLOW],
   },
   {
     name: "oauth: the token request's resource indicator not checked",
-    file: "src/auth/oauth/token.ts",
+    file: "src/domain/grants.ts",
     from: "if (resources.length > 1 || (resources.length === 1 && resources[0] !== grant.resource)) {",
     to: "if (resources.length > 1) {",
     tests: [OAUTH_LIMITS, OAUTH_FLOW],
@@ -1043,7 +1043,7 @@ export const MUTATIONS: Mutation[] = [
   },
   {
     name: "semantic search: SERGO_EMBEDDINGS_MIN_SIMILARITY not passed to search",
-    file: "src/services.ts",
+    file: "src/server/services.ts",
     from:
       "config.embeddings.minSimilarity === undefined ? {} : { minSimilarity: config.embeddings.minSimilarity },",
     to: "{},",

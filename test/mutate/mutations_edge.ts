@@ -41,8 +41,8 @@ export const MUTATIONS_EDGE: Mutation[] = [
   {
     name: "OAuth authorize: an error page offers no link back to the app",
     file: "src/auth/oauth/authorize.ts",
-    from: "message: checked.message, back: checked.back }",
-    to: "message: checked.message, back: undefined }",
+    from: "return await refuse(checked.message, 400, checked.back);",
+    to: "return await refuse(checked.message, 400);",
     tests: [OPEN_REDIRECT, OAUTH_LIMITS],
   },
   {

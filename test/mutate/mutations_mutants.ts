@@ -37,7 +37,7 @@ export const MUTATIONS_MUTANTS: Mutation[] = [
   },
   {
     name: "oauth: an authorization code exchanged by another app's client_id",
-    file: "src/auth/oauth/token.ts",
+    file: "src/domain/grants.ts",
     from: "if (!grant || grant.client_id !== clientId) {",
     to: "if (!grant) {",
     tests: [OAUTH_GUARDS],
@@ -117,8 +117,8 @@ export const MUTATIONS_MUTANTS: Mutation[] = [
   },
   {
     name: "oauth: a spent refresh token used again does not end the app's access",
-    file: "src/auth/oauth/token.ts",
-    from: "if (reused && reused.client_id === clientId) {",
+    file: "src/domain/grants.ts",
+    from: "if (grant && grant.client_id === clientId) {",
     to: "if (false) {",
     tests: [OAUTH_FLOW],
   },
@@ -256,7 +256,7 @@ export const MUTATIONS_MUTANTS: Mutation[] = [
   },
   {
     name: "api: any CSRF header taken beside a session cookie",
-    file: "src/services.ts",
+    file: "src/auth/csrf.ts",
     from: "return cookie !== null && cookie.length >= 16 && header === cookie;",
     to: "return cookie !== null && header !== null;",
     tests: [CSRF_FORMS],

@@ -28,7 +28,7 @@ export const MUTATIONS_SEARCH: Mutation[] = [
   },
   {
     name: "/healthz says the dictionaries are off whatever the setting",
-    file: "src/services.ts",
+    file: "src/server/services.ts",
     from: 'if (config.dictionaryDir === null) return { on: false, detail: "off (SERGO_DICTIONARIES=off)" };',
     to: 'return { on: false, detail: "off (SERGO_DICTIONARIES=off)" };',
     tests: [DICTIONARIES_HEALTH],
@@ -49,7 +49,7 @@ export const MUTATIONS_SEARCH: Mutation[] = [
   },
   {
     name: "serve holds the dictionaries in memory instead of looking them up in their file",
-    file: "src/services.ts",
+    file: "src/server/services.ts",
     from:
       "useInstalledDictionaries({ dir: config.dictionaryDir, store: join(app.dataDir, DICTIONARY_FILE) })",
     to: "useInstalledDictionaries({ dir: config.dictionaryDir })",

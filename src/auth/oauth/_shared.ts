@@ -7,6 +7,8 @@
 import { hashSecret } from "../../domain/key_format.ts";
 import { randomId } from "../../domain/ids.ts";
 import { readBodyText } from "../../http/read_body.ts";
+import type { SergoApp } from "../../app.ts";
+import type { GrantDecision } from "../../domain/grants.ts";
 
 /** The OAuth settings of an install. */
 export interface OAuthSettings {
@@ -92,18 +94,22 @@ export function oauthError(status: number, error: string, description: string): 
   return jsonAnswer({ error, error_description: description }, status);
 }
 
-/** Whether a host name is this machine. */
-export function isLoopbackHost(hostname: string): boolean {
-  const host = hostname.replace(/^\[|\]$/g, "").toLowerCase();
-  return host === "localhost" || host === "::1" || /^127\.\d+\.\d+\.\d+$/.test(host);
-}
-
 /**
  * Reads a small request body as text; null when it is larger than `limit`
  * bytes; a body that has not arrived in 30 s is answered 408 (see `read_body.ts`).
  */
 export function readSmallBody(request: Request, limit: number): Promise<string | null> {
   return readBodyText(request, limit);
+}
+
+/** Appends what a grant command decided (nothing, when it decided nothing), with `actor` as who did it. */
+export async function appendDecision(app: SergoApp, decision: GrantDecision, actor: string): Promise<void> {
+  if (decision.events.length === 0) return;
+  await app.append(
+    decision.stream,
+    decision.events.map((event) => ({ ...event, metadata: app.meta(actor) })),
+    { expectedVersion: decision.expectedVersion },
+  );
 }
 
 /** Counts events per key over a sliding hour (or another window), for rate limits. */

@@ -15,19 +15,15 @@
  *
  * @module
  */
-import type { VNode } from "preact";
-import { renderToString } from "preact-render-to-string";
-import { listFolders, rootLabel } from "../../../projections/catalogue.ts";
-import { listAgentKeys } from "../../../projections/key_scopes.ts";
 import { readCookie } from "../api_auth.ts";
-import { loadAssets } from "../../console/assets.ts";
-import type { PageContext } from "../../console/pages/layout.tsx";
-import { csrfCookie, csrfToken, currentSession, isSecure, pageHeaders } from "../../console/session.ts";
+import { CSRF_COOKIE, csrfToken } from "../csrf.ts";
+import { signedIn } from "../session.ts";
 import { DomainError } from "../../domain/errors.ts";
 import { createAgentKey, requireAgentKey } from "../../domain/keys.ts";
 import { newId } from "../../domain/ids.ts";
-import { CSRF_COOKIE, type Services } from "../../services.ts";
+import { decide, NO_GRANT } from "../../domain/grants.ts";
 import {
+  appendDecision,
   CODE_PREFIX,
   HourlyLimit,
   issuerOf,
@@ -37,14 +33,7 @@ import {
   RESOURCE_PATHS,
 } from "./_shared.ts";
 import { ClientDirectory, ClientError, type ClientInfo, redirectAllowed } from "./clients.ts";
-import {
-  AuthorizationErrorPage,
-  type AuthorizationFields,
-  type BackToApp,
-  type ConsentDraft,
-  ConsentPage,
-} from "./consent.tsx";
-import { pickableDocuments } from "../../console/page_data.ts";
+import type { AuthorizationFields, BackToApp, ConsentDraft, OAuthDeps } from "./deps.ts";
 import { DATABASE_UNREACHABLE, databaseUnreachable } from "../../http/unavailable.ts";
 
 const MAX_FORM_BYTES = 16 * 1024;
@@ -68,19 +57,13 @@ export function backToApp(
   return url.href;
 }
 
-/** The CSP source that lets the consent form's answer go to the redirect URI. */
-function formTarget(redirectUri: string): string {
-  const url = new URL(redirectUri);
-  return url.protocol === "http:" || url.protocol === "https:" ? url.origin : url.protocol;
-}
-
 /** Builds the authorization endpoint. */
 export function createAuthorize(
-  services: Services,
+  deps: OAuthDeps,
   settings: OAuthSettings,
   clients: ClientDirectory,
 ): (request: Request, address: string) => Promise<Response> {
-  let assetVersion: Promise<string> | null = null;
+  const { app, pages } = deps;
   const perAddress = new HourlyLimit(AUTHORIZE_PER_MINUTE, 60_000);
 
   async function check(params: URLSearchParams, issuer: string): Promise<Checked> {
@@ -142,26 +125,9 @@ export function createAuthorize(
     const url = new URL(request.url);
     const issuer = issuerOf(settings, request);
     const csrf = csrfToken(request);
-    const version = await (assetVersion ??= loadAssets().then((assets) => assets.version));
-    const session = currentSession(services, request);
-    const context: PageContext = {
-      csrf: csrf.token,
-      person: session && { name: session.person.name, email: session.person.email },
-      path: "/oauth/authorize",
-      assetVersion: version,
-    };
-    const render = (page: VNode, status: number, redirectUri?: string): Response => {
-      const headers = pageHeaders("text/html; charset=utf-8");
-      if (redirectUri) {
-        const csp = headers.get("content-security-policy")!;
-        headers.set(
-          "content-security-policy",
-          csp.replace("form-action 'self'", `form-action 'self' ${formTarget(redirectUri)}`),
-        );
-      }
-      if (csrf.fresh) headers.append("set-cookie", csrfCookie(csrf.token, isSecure(services, request)));
-      return new Response(`<!doctype html>${renderToString(page)}`, { status, headers });
-    };
+    const session = signedIn(app.db, request, app.now());
+    const refuse = (message: string, status: number, back?: BackToApp): Promise<Response> =>
+      pages.refusal(request, { person: session?.person ?? null, message, back }, status);
     const redirect = (location: string): Response =>
       new Response(null, { status: 303, headers: { location, "cache-control": "no-store" } });
 
@@ -171,7 +137,7 @@ export function createAuthorize(
     if (!perAddress.take(address, Date.now())) {
       const message =
         `Too many sign-in requests from your address: at most ${AUTHORIZE_PER_MINUTE} a minute — try again in a minute.`;
-      const response = render(AuthorizationErrorPage({ context, message }), 429);
+      const response = await refuse(message, 429);
       response.headers.set("retry-after", "60");
       return response;
     }
@@ -180,13 +146,13 @@ export function createAuthorize(
       const type = request.headers.get("content-type") ?? "";
       const text = type.startsWith("application/x-www-form-urlencoded") ? await readForm(request) : "";
       if (text === null) {
-        return render(AuthorizationErrorPage({ context, message: "The form is too large." }), 413);
+        return await refuse("The form is too large.", 413);
       }
       params = new URLSearchParams(text);
     }
     const checked = await check(params, issuer);
     if (checked.kind === "page") {
-      return render(AuthorizationErrorPage({ context, message: checked.message, back: checked.back }), 400);
+      return await refuse(checked.message, 400, checked.back);
     }
     const { client, fields } = checked;
     if (!session) {
@@ -199,24 +165,9 @@ export function createAuthorize(
       return redirect(`/sign-in?next=${encodeURIComponent(again.pathname + again.search)}`);
     }
     const person = session.person;
-    const db = services.app.db;
     const page = (error?: string, draft?: ConsentDraft, status = error ? 400 : 200) =>
-      render(
-        ConsentPage({
-          context,
-          client,
-          fields,
-          keys: listAgentKeys(db, person.person_id),
-          folders: listFolders(db, person.person_id),
-          documents: pickableDocuments(db, person.person_id),
-          rootLabel: rootLabel(person.name),
-          error,
-          draft,
-        }),
-        status,
-        fields.redirect_uri,
-      );
-    if (request.method === "GET") return page();
+      pages.consent(request, { person, client, fields, error, draft }, status);
+    if (request.method === "GET") return await page();
 
     // The consent form: from this server's page, with its CSRF token.
     const origin = request.headers.get("origin");
@@ -225,7 +176,7 @@ export function createAuthorize(
       (origin !== null && !ownOrigins.includes(origin)) || csrf.fresh ||
       params.get("csrf") !== readCookie(request, CSRF_COOKIE)
     ) {
-      return page("This form has expired — try again.");
+      return await page("This form has expired — try again.");
     }
     if (params.get("decision") !== "allow") {
       return redirect(backToApp(fields.redirect_uri, {
@@ -246,7 +197,7 @@ export function createAuthorize(
     let keyId: string;
     try {
       if (choice === "new") {
-        const made = await createAgentKey(services.app, {
+        const made = await createAgentKey(app, {
           personId: person.person_id,
           name: draft.name.trim(),
           description: draft.description.trim(),
@@ -254,36 +205,34 @@ export function createAuthorize(
         }, actor);
         keyId = made.key.key_id;
       } else {
-        keyId = requireAgentKey(db, person.person_id, choice).key_id;
+        keyId = requireAgentKey(app.db, person.person_id, choice).key_id;
       }
     } catch (error) {
-      if (error instanceof DomainError) return page(error.message, draft);
-      if (databaseUnreachable(error)) return page(DATABASE_UNREACHABLE, draft, 503);
+      if (error instanceof DomainError) return await page(error.message, draft);
+      if (databaseUnreachable(error)) return await page(DATABASE_UNREACHABLE, draft, 503);
       throw error;
     }
     const code = newSecret(CODE_PREFIX);
-    const grantId = newId();
-    const now = services.app.now();
+    const decision = decide(
+      {
+        type: "GrantAccess",
+        grantId: newId(),
+        keyId,
+        personId: person.person_id,
+        client,
+        redirectUri: fields.redirect_uri,
+        resource: fields.resource,
+        codeChallenge: fields.code_challenge,
+        codeHash: code.hash,
+        codeSeconds: settings.codeSeconds,
+      },
+      NO_GRANT,
+      app.now(),
+    );
     try {
-      await services.app.append(`grant-${grantId}`, [{
-        type: "OAuthGranted",
-        data: {
-          grant_id: grantId,
-          key_id: keyId,
-          person_id: person.person_id,
-          client_id: client.client_id,
-          client_name: client.client_name,
-          metadata_url: client.metadata_url,
-          redirect_uri: fields.redirect_uri,
-          resource: fields.resource,
-          code_hash: code.hash,
-          code_challenge: fields.code_challenge,
-          code_expires_at: new Date(now.getTime() + settings.codeSeconds * 1000).toISOString(),
-        },
-        metadata: services.app.meta(actor),
-      }], { expectedVersion: "no_stream" });
+      await appendDecision(app, decision, actor);
     } catch (error) {
-      if (databaseUnreachable(error)) return page(DATABASE_UNREACHABLE, draft, 503);
+      if (databaseUnreachable(error)) return await page(DATABASE_UNREACHABLE, draft, 503);
       throw error;
     }
     return redirect(backToApp(fields.redirect_uri, { code: code.value, state: fields.state }, issuer));

@@ -11,8 +11,8 @@
  */
 import type { DatabaseSync } from "node:sqlite";
 import { getOAuthClient } from "../../../projections/oauth_grants.ts";
-import { isLoopbackHost, type OAuthSettings } from "./_shared.ts";
-import { redirectUriProblem } from "./registration.ts";
+import { isLoopbackHost, redirectUriProblem } from "../../domain/grants.ts";
+import type { OAuthSettings } from "./_shared.ts";
 import { fetchPinned, type PinnedAnswer, PinnedFetchError } from "./_pinned_fetch.ts";
 
 /** An app as the consent page shows it and the endpoints check it. */

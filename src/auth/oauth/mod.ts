@@ -10,11 +10,14 @@
 import { getGrant, grantByAccessToken } from "../../../projections/oauth_grants.ts";
 import { readCookie } from "../api_auth.ts";
 import { hashSecret } from "../../domain/key_format.ts";
+import { decide } from "../../domain/grants.ts";
 import { authErrorResponse, OAUTH_TOKEN_ERRORS, type OAuthCheck } from "../mcp_auth.ts";
-import { currentSession } from "../../console/session.ts";
-import { CSRF_COOKIE, type Services } from "../../services.ts";
+import { CSRF_COOKIE } from "../csrf.ts";
+import { signedIn } from "../session.ts";
+import type { OAuthDeps } from "./deps.ts";
 import {
   ACCESS_PREFIX,
+  appendDecision,
   DEFAULT_OAUTH_SETTINGS,
   oauthError,
   type OAuthSettings,
@@ -36,6 +39,7 @@ import { clientAddress } from "../../http/client_address.ts";
 import { DATABASE_UNREACHABLE, databaseUnreachable } from "../../http/unavailable.ts";
 
 export { DEFAULT_OAUTH_SETTINGS, type OAuthSettings } from "./_shared.ts";
+export type { OAuthDeps, OAuthPages } from "./deps.ts";
 
 /** The OAuth server of a running Sergo. */
 export interface OAuthServer {
@@ -52,14 +56,17 @@ const CORS_PREFLIGHT = {
   "access-control-max-age": "600",
 };
 
-/** Builds the OAuth server over the services, with settings (default on). */
-export function createOAuth(services: Services, partial: Partial<OAuthSettings> = {}): OAuthServer {
+/**
+ * Builds the OAuth server over what it is handed (the app, and the pages the
+ * console draws for it), with settings (default on).
+ */
+export function createOAuth(deps: OAuthDeps, partial: Partial<OAuthSettings> = {}): OAuthServer {
   const settings: OAuthSettings = { ...DEFAULT_OAUTH_SETTINGS, ...partial };
   if (!settings.enabled) return { handle: () => Promise.resolve(null), check: undefined };
-  const app = services.app;
+  const app = deps.app;
   const clients = new ClientDirectory(app.db, settings);
-  const authorize = createAuthorize(services, settings, clients);
-  const register = createRegistration(app, settings, services.sharedCounts);
+  const authorize = createAuthorize(deps, settings, clients);
+  const register = createRegistration(app, settings, deps.sharedCounts);
   const token = createTokenEndpoint(app, settings);
   const revoke = createRevocationEndpoint(app);
 
@@ -84,15 +91,20 @@ export function createOAuth(services: Services, partial: Partial<OAuthSettings> 
 
   /** `POST /oauth/grants/<id>/revoke`, the button on a key's page. */
   async function revokeFromConsole(request: Request, grantId: string): Promise<Response> {
-    const session = currentSession(services, request);
+    const session = signedIn(app.db, request, app.now());
     if (!session) return new Response(null, { status: 303, headers: { location: "/sign-in" } });
     const text = await readSmallBody(request, 4096);
     const form = new URLSearchParams(text ?? "");
     const cookie = readCookie(request, CSRF_COOKIE);
     const origin = request.headers.get("origin");
-    const grant = getGrant(app.db, grantId);
+    const grant = getGrant(app.db, grantId) ?? null;
+    const decision = decide(
+      { type: "RevokeGrant", by: { personId: session.person.person_id } },
+      { grant },
+      app.now(),
+    );
     // Another person's grant looks exactly like a missing one.
-    if (!grant || grant.person_id !== session.person.person_id) {
+    if (!decision.ok || !grant) {
       return new Response("No such app", { status: 404, headers: { "content-type": "text/plain" } });
     }
     if (
@@ -104,13 +116,7 @@ export function createOAuth(services: Services, partial: Partial<OAuthSettings> 
         headers: { "content-type": "text/plain; charset=utf-8" },
       });
     }
-    if (grant.revoked === null) {
-      await app.append(`grant-${grant.grant_id}`, [{
-        type: "OAuthGrantRevoked",
-        data: { grant_id: grant.grant_id, reason: "revoked" },
-        metadata: app.meta(`person-${session.person.person_id}`),
-      }], { expectedVersion: "any" });
-    }
+    await appendDecision(app, decision, `person-${session.person.person_id}`);
     return new Response(null, { status: 303, headers: { location: `/keys/${grant.key_id}` } });
   }
 
@@ -151,12 +157,12 @@ export function createOAuth(services: Services, partial: Partial<OAuthSettings> 
       return authorizationServerMetadata(settings, request);
     }
     if (path === "/oauth/authorize") {
-      return await authorize(request, clientAddress(request, info, services.config.trustedProxies));
+      return await authorize(request, clientAddress(request, info, deps.trustedProxies));
     }
     if (path === "/oauth/token") return await token(request);
     if (path === "/oauth/revoke") return await revoke(request);
     if (path === "/oauth/register") {
-      return await register(request, clientAddress(request, info, services.config.trustedProxies));
+      return await register(request, clientAddress(request, info, deps.trustedProxies));
     }
     const revokeMatch = /^\/oauth\/grants\/([A-Za-z0-9]{1,64})\/revoke$/.exec(path);
     if (revokeMatch && request.method === "POST") return await revokeFromConsole(request, revokeMatch[1]!);

@@ -9,7 +9,8 @@
 import type { SergoApp } from "../../app.ts";
 import { randomId } from "../../domain/ids.ts";
 import type postgres from "postgres";
-import { isLoopbackHost, jsonAnswer, oauthError, type OAuthSettings, readSmallBody } from "./_shared.ts";
+import { decide, DEFAULT_GRANT_TYPES, NO_GRANT } from "../../domain/grants.ts";
+import { appendDecision, jsonAnswer, oauthError, type OAuthSettings, readSmallBody } from "./_shared.ts";
 import {
   LocalRegistrationLimit,
   type RegistrationCounter,
@@ -20,24 +21,6 @@ import { databaseUnreachable, LIMIT_UNCHECKED } from "../../http/unavailable.ts"
 const MAX_BODY_BYTES = 16 * 1024;
 /** Registrations over all addresses per hour, so a spread-out flood is bounded too. */
 const GLOBAL_PER_HOUR = 1000;
-
-/** Whether a redirect URI may be registered; the reason when not. */
-export function redirectUriProblem(raw: string): string | null {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    return `"${raw}" is not a URL`;
-  }
-  if (url.hash) return `"${raw}" has a fragment`;
-  const scheme = url.protocol.slice(0, -1).toLowerCase();
-  if (scheme === "https") return null;
-  if (scheme === "http") return isLoopbackHost(url.hostname) ? null : `"${raw}" is http on a public host`;
-  if (["javascript", "data", "file", "blob", "about", "vbscript", "ftp", "ws", "wss"].includes(scheme)) {
-    return `"${raw}" uses the ${scheme}: scheme`;
-  }
-  return null; // an app's own scheme, such as cursor:// or vscode://
-}
 
 /**
  * Builds the registration endpoint. With `shared` (the pool of the counts
@@ -84,47 +67,15 @@ export function createRegistration(
     } catch {
       return oauthError(400, "invalid_client_metadata", "Send the registration as a JSON object.");
     }
-    const uris = body.redirect_uris;
-    if (
-      !Array.isArray(uris) || uris.length === 0 || uris.length > 10 ||
-      !uris.every((u) => typeof u === "string" && u.length <= 2000)
-    ) {
-      return oauthError(400, "invalid_redirect_uri", "Give redirect_uris: 1 to 10 URLs.");
-    }
-    for (const uri of uris as string[]) {
-      const problem = redirectUriProblem(uri);
-      if (problem) {
-        return oauthError(400, "invalid_redirect_uri", `This redirect URI cannot be used: ${problem}.`);
-      }
-    }
-    const method = body.token_endpoint_auth_method ?? "none";
-    if (method !== "none") {
-      return oauthError(
-        400,
-        "invalid_client_metadata",
-        `Sergo registers public clients only: token_endpoint_auth_method must be "none", not "${method}".`,
-      );
-    }
-    const grants = body.grant_types ?? ["authorization_code", "refresh_token"];
-    if (
-      !Array.isArray(grants) || !grants.every((g) => g === "authorization_code" || g === "refresh_token")
-    ) {
-      return oauthError(
-        400,
-        "invalid_client_metadata",
-        "grant_types may be authorization_code and refresh_token only.",
-      );
-    }
-    const rawName = typeof body.client_name === "string" ? body.client_name.trim() : "";
-    const hosts = (uris as string[]).map((u) => new URL(u).host || new URL(u).protocol);
-    const clientName = (rawName || hosts[0] || "An app").slice(0, 200);
     const clientId = `sgc_${randomId(24)}`;
+    const decision = decide({ type: "RegisterClient", clientId, metadata: body }, NO_GRANT, now);
+    if (!decision.ok) return oauthError(400, decision.error, decision.description);
     // (The database out of reach here is answered 503 by the OAuth server, mod.ts.)
-    await app.append(`client-${clientId}`, [{
-      type: "OAuthClientRegistered",
-      data: { client_id: clientId, client_name: clientName, redirect_uris: uris as string[] },
-      metadata: app.meta("system"),
-    }], { expectedVersion: "no_stream" });
+    await appendDecision(app, decision, "system");
+    const registered = decision.events[0];
+    if (registered?.type !== "OAuthClientRegistered") throw new Error("A registration decided no client");
+    const { client_name: clientName, redirect_uris: uris } = registered.data;
+    const grants = body.grant_types ?? DEFAULT_GRANT_TYPES;
     return jsonAnswer({
       client_id: clientId,
       client_id_issued_at: Math.floor(now.getTime() / 1000),

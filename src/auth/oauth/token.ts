@@ -8,11 +8,12 @@
  * A code works once: exchanging it appends to the grant's stream at the
  * version the grant was made with, so a second exchange — even a concurrent
  * one — fails, and ends the grant (RFC 6749 §4.1.2). A refresh token that was
- * already rotated away ends the grant too (OAuth 2.1 §4.3.1).
+ * already rotated away ends the grant too (OAuth 2.1 §4.3.1). Those rules are
+ * `domain/grants.ts`; the endpoints here read the request and the grant,
+ * decide, append and answer.
  *
  * @module
  */
-import { createHash } from "node:crypto";
 import type { SergoApp } from "../../app.ts";
 import { ConcurrencyError } from "../../../events/store.ts";
 import {
@@ -21,12 +22,13 @@ import {
   grantByCode,
   grantByRefreshToken,
   grantOfSpentRefresh,
-  type OAuthGrant,
 } from "../../../projections/oauth_grants.ts";
 import { getAgentKey } from "../../../projections/key_scopes.ts";
 import { hashSecret } from "../../domain/key_format.ts";
+import { decide, type GrantDecision, type GrantState, type NewTokens } from "../../domain/grants.ts";
 import {
   ACCESS_PREFIX,
+  appendDecision,
   jsonAnswer,
   newSecret,
   oauthError,
@@ -36,11 +38,6 @@ import {
 } from "./_shared.ts";
 
 const MAX_BODY_BYTES = 16 * 1024;
-const VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
-
-function s256(verifier: string): string {
-  return createHash("sha256").update(verifier).digest("base64url");
-}
 
 async function readParams(request: Request): Promise<URLSearchParams | Response> {
   if (request.method !== "POST") return oauthError(405, "invalid_request", "Send token requests with POST.");
@@ -67,46 +64,21 @@ export function createTokenEndpoint(
   app: SergoApp,
   settings: OAuthSettings,
 ): (request: Request) => Promise<Response> {
-  const revoke = async (grant: OAuthGrant, reason: "revoked" | "code_reused" | "refresh_reused") => {
-    if (grant.revoked !== null) return;
-    await app.append(`grant-${grant.grant_id}`, [{
-      type: "OAuthGrantRevoked",
-      data: { grant_id: grant.grant_id, reason },
-      metadata: app.meta(`key-${grant.key_id}`),
-    }], { expectedVersion: "any" });
-  };
-
-  const issue = async (grant: OAuthGrant, grantType: "authorization_code" | "refresh_token") => {
-    const now = app.now().getTime();
-    const access = newSecret(ACCESS_PREFIX);
-    const refresh = newSecret(REFRESH_PREFIX);
-    await app.append(`grant-${grant.grant_id}`, [{
-      type: "OAuthTokensIssued",
-      data: {
-        grant_id: grant.grant_id,
-        grant_type: grantType,
-        access_hash: access.hash,
-        access_expires_at: new Date(now + settings.accessTokenSeconds * 1000).toISOString(),
-        refresh_hash: refresh.hash,
-        refresh_expires_at: new Date(now + settings.refreshTokenSeconds * 1000).toISOString(),
-      },
-      metadata: app.meta(`key-${grant.key_id}`),
-    }], { expectedVersion: grant.version });
+  /** Decides a token request about a grant, appends what it decided, and answers. */
+  const answer = async (
+    decision: GrantDecision,
+    keyId: string | undefined,
+    tokens: { access: string; refresh: string },
+  ) => {
+    await appendDecision(app, decision, `key-${keyId}`);
+    if (!decision.ok) return oauthError(400, decision.error, decision.description);
     return jsonAnswer({
-      access_token: access.value,
+      access_token: tokens.access,
       token_type: "Bearer",
       expires_in: settings.accessTokenSeconds,
-      refresh_token: refresh.value,
+      refresh_token: tokens.refresh,
       scope: "mcp",
     });
-  };
-
-  const checkResource = (params: URLSearchParams, grant: OAuthGrant): Response | null => {
-    const resources = params.getAll("resource");
-    if (resources.length > 1 || (resources.length === 1 && resources[0] !== grant.resource)) {
-      return oauthError(400, "invalid_target", `This grant is for ${grant.resource} only.`);
-    }
-    return null;
   };
 
   return async (request) => {
@@ -115,66 +87,53 @@ export function createTokenEndpoint(
     const now = app.now();
     const clientId = params.get("client_id") ?? "";
     const grantType = params.get("grant_type");
+    const access = newSecret(ACCESS_PREFIX);
+    const refresh = newSecret(REFRESH_PREFIX);
+    const tokens: NewTokens = {
+      accessHash: access.hash,
+      refreshHash: refresh.hash,
+      accessSeconds: settings.accessTokenSeconds,
+      refreshSeconds: settings.refreshTokenSeconds,
+    };
+    const values = { access: access.value, refresh: refresh.value };
+    const resources = params.getAll("resource");
     try {
       if (grantType === "authorization_code") {
         const code = params.get("code") ?? "";
-        const grant = grantByCode(app.db, hashSecret(code));
-        if (!grant || grant.client_id !== clientId) {
-          return oauthError(400, "invalid_grant", "The code is unknown, or was given to another app.");
-        }
-        if (grant.code_used || grant.revoked !== null) {
-          await revoke(grant, "code_reused");
-          return oauthError(400, "invalid_grant", "The code was used already; the app's access is revoked.");
-        }
-        if (Date.parse(grant.code_expires_at) <= now.getTime()) {
-          return oauthError(400, "invalid_grant", "The code has expired: sign in again.");
-        }
-        if ((params.get("redirect_uri") ?? "") !== grant.redirect_uri) {
-          return oauthError(
-            400,
-            "invalid_grant",
-            "The redirect_uri differs from the authorization request's.",
-          );
-        }
-        const verifier = params.get("code_verifier") ?? "";
-        if (!VERIFIER.test(verifier) || s256(verifier) !== grant.code_challenge) {
-          return oauthError(400, "invalid_grant", "The code_verifier does not match the code_challenge.");
-        }
-        const wrongTarget = checkResource(params, grant);
-        if (wrongTarget) return wrongTarget;
-        if (!getAgentKey(app.db, grant.key_id)) {
-          return oauthError(400, "invalid_grant", "The agent key this app was given was deleted.");
-        }
-        return await issue(grant, "authorization_code");
+        const grant = grantByCode(app.db, hashSecret(code)) ?? null;
+        const state: GrantState = {
+          grant,
+          keyExists: grant !== null && getAgentKey(app.db, grant.key_id) !== undefined,
+        };
+        const decision = decide(
+          {
+            type: "ExchangeCode",
+            clientId,
+            redirectUri: params.get("redirect_uri") ?? "",
+            codeVerifier: params.get("code_verifier") ?? "",
+            resources,
+            tokens,
+          },
+          state,
+          now,
+        );
+        return await answer(decision, grant?.key_id, values);
       }
       if (grantType === "refresh_token") {
         const hash = hashSecret(params.get("refresh_token") ?? "");
-        const grant = grantByRefreshToken(app.db, hash);
-        if (!grant) {
+        let state: GrantState;
+        const current = grantByRefreshToken(app.db, hash);
+        if (current) {
+          state = { grant: current, keyExists: getAgentKey(app.db, current.key_id) !== undefined };
+        } else {
           const spent = grantOfSpentRefresh(app.db, hash);
-          const reused = spent ? getGrant(app.db, spent) : undefined;
-          if (reused && reused.client_id === clientId) {
-            await revoke(reused, "refresh_reused");
-            return oauthError(
-              400,
-              "invalid_grant",
-              "The refresh token was used already; the app's access is revoked.",
-            );
-          }
-          return oauthError(400, "invalid_grant", "The refresh token is unknown.");
+          state = {
+            grant: (spent ? getGrant(app.db, spent) : undefined) ?? null,
+            spent: spent !== undefined,
+          };
         }
-        if (grant.client_id !== clientId) {
-          return oauthError(400, "invalid_grant", "The refresh token was given to another app.");
-        }
-        if (grant.revoked !== null || !getAgentKey(app.db, grant.key_id)) {
-          return oauthError(400, "invalid_grant", "The app's access was revoked: sign in again.");
-        }
-        if (grant.refresh_expires_at === null || Date.parse(grant.refresh_expires_at) <= now.getTime()) {
-          return oauthError(400, "invalid_grant", "The refresh token has expired: sign in again.");
-        }
-        const wrongTarget = checkResource(params, grant);
-        if (wrongTarget) return wrongTarget;
-        return await issue(grant, "refresh_token");
+        const decision = decide({ type: "RefreshTokens", clientId, resources, tokens }, state, now);
+        return await answer(decision, state.grant?.key_id, values);
       }
       return oauthError(
         400,
@@ -196,15 +155,14 @@ export function createRevocationEndpoint(app: SergoApp): (request: Request) => P
     const params = await readParams(request);
     if (params instanceof Response) return params;
     const hash = hashSecret(params.get("token") ?? "");
-    const grant = grantByAccessToken(app.db, hash) ?? grantByRefreshToken(app.db, hash);
-    // Unknown tokens get 200 too (RFC 7009 §2.2); another app's token is not this app's to revoke.
-    if (grant && grant.revoked === null && grant.client_id === (params.get("client_id") ?? grant.client_id)) {
-      await app.append(`grant-${grant.grant_id}`, [{
-        type: "OAuthGrantRevoked",
-        data: { grant_id: grant.grant_id, reason: "revoked" },
-        metadata: app.meta(`key-${grant.key_id}`),
-      }], { expectedVersion: "any" });
-    }
+    const grant = grantByAccessToken(app.db, hash) ?? grantByRefreshToken(app.db, hash) ?? null;
+    // Unknown tokens get 200 too (RFC 7009 §2.2): the decision appends nothing for them.
+    const decision = decide(
+      { type: "RevokeGrant", by: { clientId: params.get("client_id") } },
+      { grant },
+      app.now(),
+    );
+    await appendDecision(app, decision, `key-${grant?.key_id}`);
     return jsonAnswer({});
   };
 }

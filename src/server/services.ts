@@ -1,46 +1,41 @@
 /**
- * The services a running server shares between the API, the MCP endpoint and
- * the console: page views, the PDF copy worker, the audit routes, health.
+ * The composition root: builds the services a running server shares between
+ * the API, the MCP endpoint, the console and OAuth (page views, the PDF copy
+ * worker, semantic search, the shared rate limits, health). Each edge declares
+ * what it uses (`ApiDeps`, `ConsoleDeps`, `McpDeps`, `OAuthDeps`); the
+ * services are all of them at once, and no edge imports this file.
  *
  * @module
  */
-import { installedDictionaries, useInstalledDictionaries } from "./search/installed_dictionaries.ts";
+import { installedDictionaries, useInstalledDictionaries } from "../search/installed_dictionaries.ts";
 import { join } from "node:path";
 import type postgres from "postgres";
-import type { DocumentRow } from "../projections/catalogue.ts";
-import { BlobStore } from "./blob_store.ts";
-import type { SergoApp } from "./app.ts";
-import type { Config } from "./config.ts";
-import { readCookie } from "./auth/api_auth.ts";
-import { DomainError } from "./domain/errors.ts";
-import { converterAvailable } from "./pdf_copy/libreoffice.ts";
-import { PageViews } from "./render/page_cache.ts";
-import { createRenderPool, type RenderPool } from "./render/render_pool.ts";
-import { type CopyReader, PdfCopyWorker } from "./workers/pdf_copy_worker.ts";
-import { openSharedRateLimiter, type SharedRateLimiter } from "./mcp/shared_rate_limit.ts";
-import { SharedSignInThrottle } from "./console/shared_sign_in_throttle.ts";
-import { type SignInCounter, SignInThrottle } from "./console/sign_in_throttle.ts";
-import { auditRoutes } from "./audit/routes.ts";
-import { dataPaths } from "./app.ts";
-import type { McpDeps } from "./mcp/endpoint.ts";
-import { mcpSettings } from "./mcp/settings.ts";
-import { createEmbedder } from "./search/embedders/mod.ts";
-import { SemanticSearch } from "./search/semantic.ts";
+import { BlobStore } from "../blob_store.ts";
+import type { SergoApp } from "../app.ts";
+import type { Config } from "../config.ts";
+import { carriesCsrfToken } from "../auth/csrf.ts";
+import { pagePicture } from "../domain/page_pictures.ts";
+import type { ApiDeps } from "../api/deps.ts";
+import type { ConsoleDeps } from "../console/deps.ts";
+import { converterAvailable } from "../pdf_copy/libreoffice.ts";
+import { PageViews } from "../render/page_cache.ts";
+import { createRenderPool, type RenderPool } from "../render/render_pool.ts";
+import { type CopyReader, PdfCopyWorker } from "../workers/pdf_copy_worker.ts";
+import { openSharedRateLimiter, type SharedRateLimiter } from "../mcp/shared_rate_limit.ts";
+import { SharedSignInThrottle } from "../console/shared_sign_in_throttle.ts";
+import { SignInThrottle } from "../console/sign_in_throttle.ts";
+import { routeAudit } from "../audit/routes.ts";
+import { dataPaths } from "../app.ts";
+import type { McpDeps } from "../mcp/endpoint.ts";
+import { mcpSettings } from "../mcp/settings.ts";
+import { createEmbedder } from "../search/embedders/mod.ts";
+import { SemanticSearch } from "../search/semantic.ts";
 
-/** The console's CSRF cookie; forms and fetches send the same value back. */
-export const CSRF_COOKIE = "sergo_csrf";
-
-/** What the HTTP surface shares. */
-export interface Services {
+/** What the HTTP surface shares: what every edge declares it uses, and what `serve` runs. */
+export interface Services extends ApiDeps, ConsoleDeps {
   app: SergoApp;
   config: Config;
   pageViews: PageViews;
-  /** A page of a document as a PNG or one-page PDF, from the PDF or its copy. */
-  pagePicture(doc: DocumentRow, page: number, format: "image" | "pdf"): Promise<Uint8Array>;
-  /** The audit routes under `/api/audit`; null when the path is not one of them. */
-  audit(request: Request, personId: string): Promise<Response | null>;
-  /** Whether a cookie-authenticated change carries the CSRF token. */
-  checkCsrf(request: Request): boolean;
   mcpDeps: McpDeps;
   /** Semantic search, where an embedding model is configured; null: search is lexical. */
   semantic: SemanticSearch | null;
@@ -48,8 +43,6 @@ export interface Services {
   transcriber?: string | null;
   /** Why there is no transcriber. */
   transcriberMissing?: string | null;
-  /** Counts failed console sign-ins: in PostgreSQL for all replicas on one, else in this process's memory. */
-  signInThrottle: SignInCounter;
   /** The pool of the counts replicas share in PostgreSQL (the rate limiter's); null embedded. */
   sharedCounts: postgres.Sql | null;
   /** The console, when it is mounted. */
@@ -102,45 +95,16 @@ export async function createServices(
     app,
     config,
     pageViews,
-    async pagePicture(doc, page, format) {
-      const source = doc.type === "pdf"
-        ? doc.sha256
-        : doc.pdf_copy_status === "made"
-        ? doc.pdf_copy_sha256
-        : null;
-      if (source === null) {
-        throw new DomainError(
-          "not_found",
-          doc.pdf_copy_status === "pending"
-            ? `The PDF copy of "${doc.name}" is still being made — try again in a moment`
-            : `"${doc.name}" has no page pictures: it has no PDF copy`,
-        );
-      }
-      const pages = doc.type === "pdf" ? doc.page_count : doc.pdf_copy_pages;
-      if (!Number.isInteger(page) || page < 1 || (pages !== null && page > pages)) {
-        throw new DomainError("not_found", `"${doc.name}" has no page ${page}`);
-      }
-      return await pageViews.view(source, page, format);
-    },
+    pagePicture: (doc, page, format) => pagePicture(pageViews, doc, { page, format }),
     audit(request, personId) {
       app.settle(); // every audit entry committed so far is in the view
-      const path = new URL(request.url).pathname;
-      const deps = {
+      return routeAudit(request, personId, {
         projectionsDb: app.db,
         dataDir: app.dataDir,
         eventsDbPath: dataPaths(app.dataDir).events,
-      };
-      if (request.method !== "GET") return Promise.resolve(null);
-      if (path === "/api/audit") return auditRoutes.list(request, personId, deps);
-      if (path === "/api/audit/export") return auditRoutes.export(request, personId, deps);
-      if (path === "/api/audit/public-key") return auditRoutes.publicKey(request, personId, deps);
-      return Promise.resolve(null);
+      });
     },
-    checkCsrf(request) {
-      const cookie = readCookie(request, CSRF_COOKIE);
-      const header = request.headers.get("x-csrf-token");
-      return cookie !== null && cookie.length >= 16 && header === cookie;
-    },
+    checkCsrf: carriesCsrfToken,
     mcpDeps: {
       db: app.db,
       store: app.store,

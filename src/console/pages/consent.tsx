@@ -3,25 +3,17 @@
  * The consent page: which app asks (its name, where it sends you back, its
  * metadata document), and which agent key's access it gets — one of yours,
  * or a new key made right here. The app then acts exactly as that key.
+ * The OAuth server is handed these pages (`console/oauth_pages.ts`).
  *
  * @module
  */
 import type { VNode } from "preact";
 import type { Folder } from "../../../projections/catalogue.ts";
 import type { AgentKey } from "../../../projections/key_scopes.ts";
-import { FolderChecks } from "../../console/pages/folder_tree.tsx";
-import { Alert, Layout, type PageContext } from "../../console/pages/layout.tsx";
-import type { ClientInfo } from "./clients.ts";
-
-/** The authorization request fields the form carries back. */
-export interface AuthorizationFields {
-  client_id: string;
-  redirect_uri: string;
-  state: string | null;
-  code_challenge: string;
-  resource: string;
-  scope: string | null;
-}
+import { FolderChecks } from "./folder_tree.tsx";
+import { Alert, Layout, type PageContext } from "./layout.tsx";
+import type { ClientInfo } from "../../auth/oauth/clients.ts";
+import type { AuthorizationFields, BackToApp, ConsentDraft } from "../../auth/oauth/deps.ts";
 
 /** Options of {@linkcode ConsentPage}. */
 export interface ConsentPageProps {
@@ -36,15 +28,6 @@ export interface ConsentPageProps {
   error?: string;
   /** What the new-key fields held when the form comes back with an error. */
   draft?: ConsentDraft;
-}
-
-/** The new-key fields of a consent form. */
-export interface ConsentDraft {
-  key: string;
-  name: string;
-  description: string;
-  folders: string[];
-  documents: string[];
 }
 
 /** The consent page. */
@@ -142,14 +125,6 @@ export function ConsentPage(props: ConsentPageProps): VNode {
       </section>
     </Layout>
   );
-}
-
-/** Where the person may choose to go back to the app from an error page. */
-export interface BackToApp {
-  /** The app's name. */
-  name: string;
-  /** The redirect URI with the OAuth error in its query. */
-  href: string;
 }
 
 /**

@@ -79,3 +79,22 @@ Deno.test("filtered-out tests fail CI", async () => {
     "CI fails: 40 tests were filtered out",
   ]);
 });
+
+Deno.test("the counts of every summary line are added up: the serial group's and the parallel run's", async () => {
+  const second = [
+    "./test/b_test.ts => a page is read ... ok (3ms)",
+    "",
+    "\x1b[0m\x1b[32mok\x1b[0m | 5 passed (2 steps) | 0 failed \x1b[38;5;245m(9s)\x1b[0m",
+  ].join("\n");
+  assert.deepEqual(await judge(`${GREEN}\n${second}`), {
+    code: 0,
+    lines: ["tests: 7 passed, 0 failed, 0 ignored"],
+  });
+  const failing = second.replace(
+    "ok\x1b[0m | 5 passed (2 steps) | 0 failed",
+    "FAILED\x1b[0m | 4 passed | 1 failed",
+  );
+  const judged = await judge(`${GREEN}\n${failing}`, 1);
+  assert.equal(judged.code, 1);
+  assert.equal(judged.lines[0], "tests: 6 passed, 1 failed, 0 ignored");
+});

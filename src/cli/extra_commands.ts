@@ -169,7 +169,7 @@ export const extraCommands: Record<string, Command> = {
       try {
         const person = requirePerson(app, email);
         const password = await readSecretLine("Password: ");
-        const { passwordProblem } = await import("../auth/password_policy.ts");
+        const { passwordProblem } = await import("../domain/password_policy.ts");
         const problem = await passwordProblem(password, person.email);
         if (problem) throw new UsageError(problem);
         const { hashPassword } = await import("../auth/passwords.ts");

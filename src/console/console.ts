@@ -29,7 +29,7 @@ import { listAgentKeys, personalKeys } from "../../projections/key_scopes.ts";
 import { activeGrantsOfKey } from "../../projections/oauth_grants.ts";
 import { readCookie } from "../auth/api_auth.ts";
 import { hashSecret } from "../domain/key_format.ts";
-import { passwordProblem } from "../auth/password_policy.ts";
+import { passwordProblem } from "../domain/password_policy.ts";
 import { hashPassword } from "../auth/passwords.ts";
 import { issueLoginToken, LOGIN_TOKEN_LIFETIME_MS } from "../domain/keys.ts";
 import {

@@ -47,7 +47,7 @@ const KEYS = "test/domain/keys_test.ts";
 const KEY_LIMITS = "test/domain/key_limits_test.ts";
 const FOLDERS = "test/domain/folders_test.ts";
 const GUARDS = "test/processing/guards_test.ts";
-const PASSWORDS = "test/auth/password_policy_test.ts";
+const PASSWORDS = "test/domain/password_policy_test.ts";
 const REQUEST_LIMITS = "test/http/request_limits_test.ts";
 
 export const MUTATIONS: Mutation[] = [
@@ -866,17 +866,17 @@ export const MUTATIONS: Mutation[] = [
   },
   {
     name: "passwords: the most common ones taken",
-    file: "src/auth/password_policy.ts",
+    file: "src/domain/password_policy.ts",
     from: "if ((await commonPasswords()).has(lower)) {",
     to: "if (false) {",
-    tests: ["test/auth/password_policy_test.ts"],
+    tests: ["test/domain/password_policy_test.ts"],
   },
   {
     name: "passwords: 7 characters taken",
-    file: "src/auth/password_policy.ts",
+    file: "src/domain/password_policy.ts",
     from: "export const MIN_PASSWORD_LENGTH = 8;",
     to: "export const MIN_PASSWORD_LENGTH = 7;",
-    tests: ["test/auth/password_policy_test.ts"],
+    tests: ["test/domain/password_policy_test.ts"],
   },
 
   // sign-in throttle
@@ -1304,7 +1304,7 @@ export const MUTATIONS: Mutation[] = [
   },
   {
     name: "passwords: 1,025 characters taken",
-    file: "src/auth/password_policy.ts",
+    file: "src/domain/password_policy.ts",
     from: "if (length > MAX_PASSWORD_LENGTH) return",
     to: "if (length > MAX_PASSWORD_LENGTH + 1) return",
     tests: [PASSWORDS],

@@ -8,7 +8,7 @@
  * @module
  */
 import type { VNode } from "preact";
-import { MIN_PASSWORD_LENGTH } from "../../auth/password_policy.ts";
+import { MIN_PASSWORD_LENGTH } from "../../domain/password_policy.ts";
 import { Alert, Layout, type PageContext, Time } from "./layout.tsx";
 
 function PasswordFields({ email }: { email?: string }): VNode {

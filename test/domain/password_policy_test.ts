@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { passwordProblem } from "../../src/auth/password_policy.ts";
+import { passwordProblem } from "../../src/domain/password_policy.ts";
 import { runCli, tempDir } from "../helpers/temp.ts";
 
 const COMMON =

@@ -14,14 +14,8 @@ import { createExtractionPool } from "../processing/worker_pool.ts";
 import { ProcessingWorker } from "../workers/processing_worker.ts";
 import { EmbeddingWorker } from "../workers/embedding_worker.ts";
 import { openStandard } from "../processing/transcribers/choose.ts";
-import { createHandler } from "../http/server.ts";
-import { createApi } from "../api/mod.ts";
-import { createMcpEndpoint } from "../mcp/endpoint.ts";
-import { CHATGPT_SHAPE } from "../mcp/chatgpt/shape.ts";
-import { RateLimiter } from "../mcp/rate_limit.ts";
-import { agentKeyAuthenticator, createSseTransport } from "../mcp/transports/sse.ts";
 import { createServices, openRateLimiter, type Services } from "../server/services.ts";
-import { createOAuthServer } from "../server/oauth.ts";
+import { composeEdges } from "../server/edges.ts";
 import { createConsole } from "../console/mod.ts";
 import type { SignInThrottle } from "../console/sign_in_throttle.ts";
 import { ensureSigningKey } from "../audit/signing_key.ts";
@@ -43,13 +37,6 @@ const WORK_EVENTS: ReadonlySet<EventType> = new Set<EventType>([
   "DocumentProcessed",
   "PdfCopyRequested",
   "DocumentDeleted",
-]);
-
-/** The events after which an open SSE session's key may have stopped working. */
-const KEY_EVENTS: ReadonlySet<EventType> = new Set<EventType>([
-  "AgentKeyDeleted",
-  "AgentKeyRolled",
-  "OAuthGrantRevoked",
 ]);
 
 /** How often workers look for documents whose lease (another process's) has run out. */
@@ -148,45 +135,12 @@ async function startLocked(
   const leaseCheck = setInterval(kick, LEASE_CHECK_MS);
   kick();
 
-  const oauth = createOAuthServer(services);
-  // One rate limit per key whichever shape it calls: both endpoints take from the same buckets.
-  const limiter = services.mcpDeps.limiter ??
-    new RateLimiter(
-      services.mcpDeps.settings!.rateLimitPerSecond!,
-      services.mcpDeps.settings!.rateLimitBurst!,
-    );
-  const mcp = createMcpEndpoint({ ...services.mcpDeps, oauth: oauth.check, limiter });
-  const chatgpt = createMcpEndpoint({
-    ...services.mcpDeps,
-    oauth: oauth.check,
-    limiter,
-    shape: CHATGPT_SHAPE,
-  });
-  const sse = createSseTransport({
-    mcp,
-    authenticate: agentKeyAuthenticator(app.db, oauth.check),
-    allowedOrigins: config.allowedOrigins,
-    now: app.now,
-  });
-  // An SSE session ends as soon as its key stops working, not only at the next recheck.
-  app.onApplied((events) => {
-    if (events.some((event) => KEY_EVENTS.has(event.type))) sse.recheck();
-  });
+  const edges = composeEdges(services);
   let open = 0;
-  const served = createHandler({
-    app,
-    mcp,
-    chatgpt,
-    sse: sse.handle,
-    oauth: oauth.handle,
-    api: createApi(services),
-    console: services.console,
-    health: services.health,
-  });
   const handler = async (request: Request, info: Deno.ServeHandlerInfo): Promise<Response> => {
     open++;
     try {
-      return await served(request, info);
+      return await edges.handler(request, info);
     } finally {
       open--;
     }
@@ -223,7 +177,7 @@ async function startLocked(
       clearInterval(leaseCheck);
       // Transcriptions stop at once (a long scan would hold the shutdown for hours), while requests finish.
       const workerStopped = worker.stop();
-      sse.close(); // open streams would hold the shutdown forever
+      edges.closeStreams(); // open streams would hold the shutdown forever
       // Every request has deadlines of its own; this one is for what they missed.
       let timer: ReturnType<typeof setTimeout> | undefined;
       const drained = await Promise.race([

@@ -14,10 +14,16 @@ import { openDictionaryStore } from "./dictionary_store.ts";
 
 let installed: DictionaryLookup = new Dictionaries();
 let loading: Promise<DictionaryLookup> | null = null;
+let problem: string | null = null;
 
 /** The dictionaries in use (empty until read, or when none is installed). */
 export function installedDictionaries(): DictionaryLookup {
   return installed;
+}
+
+/** Why the dictionaries could not be read, in one sentence, or null (read, still reading, or not asked). */
+export function installedDictionariesProblem(): string | null {
+  return problem;
 }
 
 /** Options of {@linkcode useInstalledDictionaries}. */
@@ -32,7 +38,9 @@ export interface InstalledDictionaryOptions extends LoadDictionaryOptions {
 /**
  * Reads the installed dictionaries once, in the background, and makes them
  * the ones search uses; resolves when they are read (the server starts
- * without waiting: searches until then are as without dictionaries).
+ * without waiting: searches until then are as without dictionaries). When
+ * they cannot be read, search stays as without them and
+ * {@linkcode installedDictionariesProblem} says why.
  */
 export function useInstalledDictionaries(
   options: InstalledDictionaryOptions = {},
@@ -40,8 +48,13 @@ export function useInstalledDictionaries(
   loading ??=
     (options.store === undefined
       ? loadDictionaries(options)
-      : openDictionaryStore({ ...options, path: options.store })).then((dictionaries) =>
-        installed = dictionaries
+      : openDictionaryStore({ ...options, path: options.store })).then(
+        (dictionaries) => installed = dictionaries,
+        (error) => {
+          const reason = (error instanceof Error ? error.message : String(error)).split("\n")[0]!.trim();
+          problem = `They could not be read: ${reason.replace(/\.$/, "")}.`;
+          throw error;
+        },
       );
   return loading;
 }

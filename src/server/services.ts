@@ -7,7 +7,11 @@
  *
  * @module
  */
-import { installedDictionaries, useInstalledDictionaries } from "../search/installed_dictionaries.ts";
+import {
+  installedDictionaries,
+  installedDictionariesProblem,
+  useInstalledDictionaries,
+} from "../search/installed_dictionaries.ts";
 import { join } from "node:path";
 import type postgres from "postgres";
 import { BlobStore } from "../blob_store.ts";
@@ -81,7 +85,7 @@ export async function createServices(
   // until then, and without them, search is as without dictionaries.
   if (config.dictionaryDir !== null) {
     useInstalledDictionaries({ dir: config.dictionaryDir, store: join(app.dataDir, DICTIONARY_FILE) })
-      .catch(() => {});
+      .catch(() => console.error(`Cross-language search is off. ${installedDictionariesProblem()}`));
   }
   const semantic = config.embeddings
     ? new SemanticSearch(
@@ -159,9 +163,13 @@ export const DICTIONARY_FILE = "dictionaries.sqlite";
 export function dictionaryStatus(config: Pick<Config, "dictionaryDir">): Record<string, unknown> {
   if (config.dictionaryDir === null) return { on: false, detail: "off (SERGO_DICTIONARIES=off)" };
   const pairs = installedDictionaries().pairs();
-  return pairs.length > 0
-    ? { on: true, pairs: pairs.map(({ pair, source, words }) => ({ pair, source, words })) }
-    : { on: false, detail: `none read (yet) from ${config.dictionaryDir}` };
+  const problem = installedDictionariesProblem();
+  if (pairs.length > 0) {
+    return { on: true, pairs: pairs.map(({ pair, source, words }) => ({ pair, source, words })) };
+  }
+  return problem === null
+    ? { on: false, detail: `none read (yet) from ${config.dictionaryDir}` }
+    : { on: false, detail: `none read from ${config.dictionaryDir}. ${problem}` };
 }
 
 /** The rate limits replicas on one database share (null embedded: each process counts its own). */

@@ -2,7 +2,7 @@
  * Specifications of the dictionaries' settings as an operator sees them:
  * `/healthz` says which language pairs cross-language search translates
  * through, read from `SERGO_DICTIONARIES` (Debian's `/usr/share/dictd` by
- * default), or that they are off.
+ * default), or that they are off, or why they could not be read.
  */
 import assert from "node:assert/strict";
 import { TASK_PERMISSIONS, tempDir } from "../helpers/temp.ts";
@@ -19,8 +19,9 @@ async function memoryOf(pid: number): Promise<{ rss: number; peak: number }> {
 async function dictionariesHealth(
   env: Record<string, string>,
   done: (dictionaries: Record<string, unknown>) => boolean,
+  data?: string,
 ): Promise<Record<string, unknown>> {
-  return (await serveUntil(env, done)).dictionaries;
+  return (await serveUntil(env, done, data)).dictionaries;
 }
 
 /** {@linkcode dictionariesHealth}, with the server's memory once `done` held (in a data folder given or new). */
@@ -136,5 +137,37 @@ Deno.test({
       kept.mtime?.getTime(),
       "the kept dictionaries are not made again",
     );
+  },
+});
+
+Deno.test({
+  name: "dictionaries that cannot be read: /healthz says why, and the server serves on as without them",
+  sanitizeResources: false,
+  fn: async () => {
+    await using data = await tempDir();
+    await using dictd = await tempDir();
+    for (const suffix of [".index", ".dict.dz"]) {
+      await Deno.copyFile(
+        `/usr/share/dictd/freedict-eng-fra${suffix}`,
+        `${dictd.path}/freedict-eng-fra${suffix}`,
+      );
+    }
+    // The file the dictionaries are kept in is a folder: they cannot be written there, nor read from it.
+    await Deno.mkdir(`${data.path}/dictionaries.sqlite/in-the-way`, { recursive: true });
+    const health = await dictionariesHealth(
+      { SERGO_DICTIONARIES: dictd.path },
+      (d) => typeof d.detail === "string" && !d.detail.includes("(yet)"),
+      data.path,
+    );
+    assert.equal(health.on, false);
+    assert.match(
+      String(health.detail),
+      new RegExp(`^none read from ${dictd.path}\\. They could not be read: \\S.*\\.$`),
+    );
+    assert.equal(String(health.detail).split("\n").length, 1, "one line");
+    const left = [...Deno.readDirSync(data.path)].map((entry) => entry.name).filter((name) =>
+      name.endsWith(".tmp")
+    );
+    assert.deepEqual(left, [], "the half-made dictionary file is removed");
   },
 });

@@ -54,7 +54,8 @@ export const SLOWEST_FIRST: readonly string[] = [
   "test/e2e/cli_commands_test.ts",
 ];
 
-const FLAGS = [
+/** The permissions every test file runs with (`deno task test`, and `deno task mutate`'s runs). */
+export const TEST_PERMISSIONS: readonly string[] = [
   "--allow-read",
   "--allow-write",
   "--allow-net",
@@ -109,7 +110,7 @@ async function passLines(stream: ReadableStream<Uint8Array>, out: WritableStream
 
 async function run(args: string[], out: Outputs): Promise<number> {
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["test", ...FLAGS, ...args],
+    args: ["test", ...TEST_PERMISSIONS, ...args],
     cwd: ROOT,
     env: { SERGO_DICTIONARIES: "off" },
     stdin: "null",

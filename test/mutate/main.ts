@@ -28,19 +28,10 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { LISTS } from "./all.ts";
 import type { Mutation } from "./mutations.ts";
+import { TEST_PERMISSIONS } from "../run.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
-const TEST_FLAGS = [
-  "test",
-  "--no-check",
-  "--allow-read",
-  "--allow-write",
-  "--allow-net",
-  "--allow-env",
-  "--allow-sys",
-  "--allow-ffi",
-  "--allow-run",
-];
+const TEST_FLAGS = ["test", "--no-check", ...TEST_PERMISSIONS];
 /** One mutation's run: a planted bug that hangs a test is "timed out", not a pass. */
 const TIMEOUT_MS = 15 * 60_000;
 /** The unmutated run of every chosen file at once: far longer than one file's run. */

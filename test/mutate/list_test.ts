@@ -19,16 +19,18 @@ function problemsOf(): string[] {
   for (const mutation of ALL_MUTATIONS) {
     if (names.has(mutation.name)) problems.push(`"${mutation.name}" is listed twice`);
     names.add(mutation.name);
-    let text: string;
-    try {
-      text = Deno.readTextFileSync(join(ROOT, mutation.file));
-    } catch {
-      problems.push(`"${mutation.name}" names ${mutation.file}, which does not exist`);
-      continue;
+    for (const site of [mutation, ...(mutation.also ?? [])]) {
+      let text: string;
+      try {
+        text = Deno.readTextFileSync(join(ROOT, site.file));
+      } catch {
+        problems.push(`"${mutation.name}" names ${site.file}, which does not exist`);
+        continue;
+      }
+      const count = text.split(site.from).length - 1;
+      if (count !== 1) problems.push(`"${mutation.name}": its text occurs ${count} times in ${site.file}`);
+      if (site.from === site.to) problems.push(`"${mutation.name}" changes nothing in ${site.file}`);
     }
-    const count = text.split(mutation.from).length - 1;
-    if (count !== 1) problems.push(`"${mutation.name}": its text occurs ${count} times in ${mutation.file}`);
-    if (mutation.from === mutation.to) problems.push(`"${mutation.name}" changes nothing`);
     if (mutation.tests.length === 0) problems.push(`"${mutation.name}" names no test`);
     for (const test of mutation.tests) {
       try {

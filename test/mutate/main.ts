@@ -87,15 +87,21 @@ function count(text: string, part: string): number {
 }
 
 async function tryMutation(repo: string, mutation: Mutation): Promise<{ outcome: Outcome; detail: string }> {
-  const path = join(repo, mutation.file);
-  const original = await Deno.readTextFile(path).catch(() => null);
-  if (original === null) return { outcome: "stale", detail: `${mutation.file} does not exist` };
-  const found = count(original, mutation.from);
-  if (found !== 1) {
-    return { outcome: "stale", detail: `"${mutation.from}" is in ${mutation.file} ${found} times` };
+  const sites = [mutation, ...(mutation.also ?? [])];
+  const originals = new Map<string, string>();
+  for (const site of sites) {
+    const path = join(repo, site.file);
+    const text = originals.get(path) ?? await Deno.readTextFile(path).catch(() => null);
+    if (text === null) return { outcome: "stale", detail: `${site.file} does not exist` };
+    originals.set(path, text);
+    const found = count(text, site.from);
+    if (found !== 1) return { outcome: "stale", detail: `"${site.from}" is in ${site.file} ${found} times` };
   }
-  await Deno.writeTextFile(path, original.replace(mutation.from, mutation.to));
   try {
+    for (const site of sites) {
+      const path = join(repo, site.file);
+      await Deno.writeTextFile(path, (await Deno.readTextFile(path)).replace(site.from, site.to));
+    }
     const started = performance.now();
     // One failing test is enough to call it caught: --fail-fast stops there (a survivor still runs them all).
     const { code, output } = await run(
@@ -111,7 +117,7 @@ async function tryMutation(repo: string, mutation: Mutation): Promise<{ outcome:
     const failed = [...output.matchAll(/^(.+) => \.\/(\S+)/gm)].map((m) => m[1]!.trim());
     return { outcome: "caught", detail: `${seconds} s, by: ${[...new Set(failed)].slice(0, 2).join("; ")}` };
   } finally {
-    await Deno.writeTextFile(path, original);
+    for (const [path, text] of originals) await Deno.writeTextFile(path, text);
   }
 }
 

@@ -15,6 +15,11 @@ export interface Mutation {
   from: string;
   to: string;
   tests: string[];
+  /**
+   * The same bug's other places, planted with it: for a promise kept in two
+   * places on purpose (each alone is redundant, so removing one is no bug).
+   */
+  also?: { file: string; from: string; to: string }[];
 }
 
 const LIMITS = "test/mcp/limits_test.ts";

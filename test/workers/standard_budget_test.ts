@@ -24,6 +24,17 @@ function tesseractChildren(): number[] {
   return childrenNamed(Deno.pid, ["tesseract", "prlimit"]);
 }
 
+/** The Tesseract runs that read a page's text (not the quick orientation check, `--psm 0`, run before each). */
+function readingRuns(): number[] {
+  return tesseractChildren().filter((pid) => {
+    try {
+      return !Deno.readTextFileSync(`/proc/${pid}/cmdline`).includes("--psm\u00000\u0000");
+    } catch {
+      return false; // ended meanwhile
+    }
+  });
+}
+
 /** Waits for `check` to hold, polling; fails with `what` past the deadline. */
 async function waitFor(what: string, ms: number, check: () => boolean): Promise<number> {
   const started = Date.now();
@@ -161,11 +172,11 @@ Deno.test("Standard is fair and stops on deletion: another person's scan is read
   try {
     const ava = await person(world.app, "Ava Bennett");
     const ben = await person(world.app, "Ben Okafor");
-    // Full pages of text: each takes Tesseract several seconds, so a killed run is told from one that ended.
+    // Full pages of text: each takes Tesseract over a second, so a killed run is told from one that ended.
     const long = await upload(
       world.app,
       ava,
-      Array(400).fill("Invoice Tallinn 17 paid in full"),
+      Array(400).fill("Invoice Tallinn 17 paid in full, carried to the ledger of Narva on receipt"),
       "long-scan.pdf",
       {
         dense: true,
@@ -185,13 +196,43 @@ Deno.test("Standard is fair and stops on deletion: another person's scan is read
     assert.equal(getDocument(world.app.db, long)!.status, "processing", "the long scan is still being read");
     assert.equal(getDocument(world.app.db, second)!.status, "processing", "Ava's second waits for her first");
 
-    await waitFor("the long scan's next Tesseract run", 60_000, () => tesseractChildren().length > 0);
-    const running = tesseractChildren();
+    // How long a page's reading lasts here (every page is the same): the longer of two runs seen from their
+    // start to their end.
+    let pageMs = 0;
+    for (let i = 0; i < 2; i++) {
+      const seen = new Set(readingRuns());
+      await waitFor(
+        "a new page's Tesseract reading",
+        60_000,
+        () => readingRuns().some((pid) => !seen.has(pid)),
+      );
+      const page = readingRuns().filter((pid) => !seen.has(pid));
+      pageMs = Math.max(
+        pageMs,
+        await waitFor("that page's reading to end", 120_000, () => {
+          const now = new Set(tesseractChildren());
+          return page.every((pid) => !now.has(pid));
+        }),
+      );
+    }
+    // A reading that has just started (two pages may be read at once: the other may be near its end).
+    const earlier = new Set(readingRuns());
+    await waitFor(
+      "the long scan's next Tesseract reading",
+      60_000,
+      () => readingRuns().some((pid) => !earlier.has(pid)),
+    );
+    const running = readingRuns().filter((pid) => !earlier.has(pid));
     await deleteDocument(world.app, { personId: ava, documentId: long }, "t");
-    await waitFor("the long scan's Tesseract being killed after the deletion", 5_000, () => {
+    const killedMs = await waitFor("the long scan's Tesseract being killed after the deletion", 5_000, () => {
       const now = new Set(tesseractChildren());
       return running.every((pid) => !now.has(pid));
     });
+    // Killed, not left to finish its page: it ended in well under the time a page's run takes.
+    assert.ok(
+      killedMs < pageMs / 2,
+      `the run ended ${killedMs} ms after the deletion; a page's run takes ${pageMs} ms here`,
+    );
     const events = world.app.store.readStream(`document-${long}`).map((e) => e.type);
     assert.ok(!events.includes("DocumentProcessed") && !events.includes("ProcessingFailed"), events.join());
     // The slot it held goes to Ava's next document.

@@ -24,11 +24,14 @@ function tesseractChildren(): number[] {
   return childrenNamed(Deno.pid, ["tesseract", "prlimit"]);
 }
 
-/** The Tesseract runs that read a page's text (not the quick orientation check, `--psm 0`, run before each). */
+/**
+ * The Tesseract runs that read a page's text (`… txt hocr`), not the quick orientation check run before each
+ * (`--psm 0`), nor a process between fork and exec (no command line yet).
+ */
 function readingRuns(): number[] {
   return tesseractChildren().filter((pid) => {
     try {
-      return !Deno.readTextFileSync(`/proc/${pid}/cmdline`).includes("--psm\u00000\u0000");
+      return Deno.readTextFileSync(`/proc/${pid}/cmdline`).split("\u0000").includes("hocr");
     } catch {
       return false; // ended meanwhile
     }

@@ -36,3 +36,13 @@ export function childrenNamed(parent: number, names: readonly string[]): number[
 export function alive(pid: number): boolean {
   return processes().some((p) => p.pid === pid);
 }
+
+/** Process `pid`'s arguments (read through `sh`, as above); empty once it has ended, or before it has exec'd. */
+export function commandLine(pid: number): string[] {
+  const out = new Deno.Command("sh", {
+    args: ["-c", `cat /proc/${Math.trunc(pid)}/cmdline 2>/dev/null`],
+    stdout: "piped",
+    stderr: "null",
+  }).outputSync();
+  return new TextDecoder().decode(out.stdout).split("\0").filter((arg) => arg !== "");
+}

@@ -16,7 +16,7 @@ import { createExtractionPool } from "../../src/processing/worker_pool.ts";
 import { createRenderPool } from "../../src/render/render_pool.ts";
 import { ProcessingWorker } from "../../src/workers/processing_worker.ts";
 import { scanPdf } from "../helpers/scans.ts";
-import { childrenNamed } from "../helpers/processes.ts";
+import { childrenNamed, commandLine } from "../helpers/processes.ts";
 import { tempDir } from "../helpers/temp.ts";
 
 /** The Tesseract runs that are children of this process (through prlimit, which becomes tesseract). */
@@ -29,13 +29,7 @@ function tesseractChildren(): number[] {
  * (`--psm 0`), nor a process between fork and exec (no command line yet).
  */
 function readingRuns(): number[] {
-  return tesseractChildren().filter((pid) => {
-    try {
-      return Deno.readTextFileSync(`/proc/${pid}/cmdline`).split("\u0000").includes("hocr");
-    } catch {
-      return false; // ended meanwhile
-    }
-  });
+  return tesseractChildren().filter((pid) => commandLine(pid).includes("hocr"));
 }
 
 /** Waits for `check` to hold, polling; fails with `what` past the deadline. */

@@ -53,7 +53,7 @@ export const MUTATIONS_REPLICA: Mutation[] = [
   },
   {
     name: "postgres: a group commit's answer carries no rows (each replica pulls every other replica's rows)",
-    file: "events/postgres_store.ts",
+    file: "events/postgres/store.ts",
     from: "ORDER BY position LIMIT ${CARRIED_ROWS}) e;",
     to: "ORDER BY position LIMIT 0) e;",
     tests: [FOLLOW],
@@ -61,7 +61,7 @@ export const MUTATIONS_REPLICA: Mutation[] = [
   {
     name:
       "postgres: another replica's notice pulled while an own group commit is in flight (own rows read back)",
-    file: "events/postgres_store.ts",
+    file: "events/postgres/store.ts",
     from: "if (this.#flushes.size > 0 || this.#flushScheduled) {",
     to: "if (this.#flushes.size < 0) {",
     tests: [FOLLOW],

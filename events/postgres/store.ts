@@ -34,9 +34,9 @@
 import type { DatabaseSync, StatementSync } from "node:sqlite";
 import { setImmediate } from "node:timers";
 import postgres from "postgres";
-import { LOG_SCHEMA, openLogDatabase } from "./_write_batch.ts";
+import { LOG_SCHEMA, openLogDatabase } from "../_write_batch.ts";
 import { createHash } from "node:crypto";
-import { canonicalJson } from "./_canonical_json.ts";
+import { canonicalJson } from "../_canonical_json.ts";
 import {
   type ChainVerdict,
   eventHash,
@@ -44,7 +44,7 @@ import {
   hashInputOf,
   type StoredRow,
   verifyRowsAsync,
-} from "./hash_chain.ts";
+} from "../hash_chain.ts";
 import {
   type AppendOptions,
   type AppendResult,
@@ -54,10 +54,10 @@ import {
   type LogHead,
   RateRefusedError,
   type TokenTake,
-} from "./store.ts";
-import { parseStoredRow } from "./sqlite_store.ts";
-import { ensureSchema, type SchemaPart } from "./postgres_schema.ts";
-import { EVENT_VERSIONS, type RecordedEvent, type SergoEvent, validateEvent } from "./types.ts";
+} from "../store.ts";
+import { parseStoredRow } from "../sqlite_store.ts";
+import { ensureSchema, type SchemaPart } from "./schema.ts";
+import { EVENT_VERSIONS, type RecordedEvent, type SergoEvent, validateEvent } from "../types.ts";
 
 type Sql = postgres.Sql<Record<string, never>>;
 

@@ -53,7 +53,7 @@ export const MUTATIONS_REPLICA: Mutation[] = [
   },
   {
     name: "postgres: a group commit's answer carries no rows (each replica pulls every other replica's rows)",
-    file: "events/postgres/store.ts",
+    file: "events/postgres/group_commit_sql.ts",
     from: "ORDER BY position LIMIT ${CARRIED_ROWS}) e;",
     to: "ORDER BY position LIMIT 0) e;",
     tests: [FOLLOW],

@@ -404,14 +404,17 @@ export type TransactionOutcome =
 
 /**
  * The client-side transaction: lock the head, read the streams, write
- * (pipelined), commit. An append whose version does not match, or whose
- * events cannot be encoded, fails alone; any other error rolls it all back.
+ * (pipelined), commit; `writer` names the store in the notification. An
+ * append whose version does not match, or whose events cannot be encoded,
+ * fails alone; any other error rolls it all back. (A `sql.begin`: see the
+ * driver's stray error in src/postgres_blob_store.ts.)
  */
 export function commitInTransaction(
   sql: Sql,
   batch: readonly CommitItem[],
-  writer: string,
+  options: { writer: string },
 ): Promise<TransactionOutcome[]> {
+  const { writer } = options;
   return sql.begin(async (tx) => {
     // Lock the chain head first, then read the batch's streams in a statement of their own: under READ
     // COMMITTED each statement sees what was committed before it began, and only a statement that starts

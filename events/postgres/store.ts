@@ -406,7 +406,7 @@ export class PostgresEventStore implements EventStore {
     if (batch.length === 0) return;
     let outcomes: TransactionOutcome[];
     try {
-      outcomes = await commitInTransaction(this.#sql, batch, this.#writer);
+      outcomes = await commitInTransaction(this.#sql, batch, { writer: this.#writer });
       this.#transactions++;
       this.#lastFailure = null;
     } catch (error) {

@@ -498,7 +498,9 @@ export class PostgresEventStore implements EventStore {
    * Appends stored rows as they are (positions, hashes and the exact JSON
    * text kept), for `sergo migrate`: in one transaction, only if the first row
    * follows the database's head (its position and its prev_hash), so an
-   * interrupted copy resumes and a copy onto another log is refused.
+   * interrupted copy resumes and a copy onto another log is refused. (A
+   * `sql.begin`: a connection lost in it can end in the driver's stray
+   * error, see src/postgres_blob_store.ts.)
    */
   async importRows(rows: readonly StoredRow[]): Promise<void> {
     if (rows.length === 0) return;

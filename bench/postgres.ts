@@ -16,7 +16,7 @@
  * @module
  */
 import { join } from "node:path";
-import { openPostgresStore } from "../events/postgres_store.ts";
+import { openPostgresStore } from "../events/postgres/store.ts";
 import { openSqliteStore } from "../events/sqlite_store.ts";
 import type { EventStore } from "../events/store.ts";
 import type { SergoEvent } from "../events/types.ts";

@@ -27,7 +27,7 @@ import { createAgentKey } from "../src/domain/keys.ts";
 import { addPerson } from "../src/domain/people.ts";
 import { createMcpEndpoint } from "../src/mcp/endpoint.ts";
 import { openSharedRateLimiter } from "../src/mcp/shared_rate_limit.ts";
-import type { PostgresEventStore } from "../events/postgres_store.ts";
+import type { PostgresEventStore } from "../events/postgres/store.ts";
 import { createSergoDatabase, startThrowawayCluster } from "../test/helpers/postgres.ts";
 import type { SummaryRow } from "./_table.ts";
 

@@ -33,7 +33,9 @@ export function hashInput(event: HashedFields): string {
 /**
  * {@linkcode hashInput} from data and metadata already in canonical JSON: the
  * canonical JSON of the whole event, its keys in sorted order. The
- * PostgreSQL store's `sergo_group_commit` puts the same text together in SQL.
+ * PostgreSQL store's `sergo_group_commit` (events/postgres/group_commit_sql.ts)
+ * puts the same text together in SQL; test/events/postgres/group_commit_sql_test.ts
+ * holds the two to the same chain.
  */
 export function hashInputOf(event: HashedFields & { data: string; metadata: string }): string {
   return `{"data":${event.data},"metadata":${event.metadata},"position":${event.position},"schema_version":${

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import type { DatabaseSync } from "node:sqlite";
 import type { AppendOptions, AppendResult, LogHead } from "../events/store.ts";
 import { openSqliteStore, type SqliteEventStore } from "../events/sqlite_store.ts";
-import { openPostgresStore, type PostgresEventStore } from "../events/postgres_store.ts";
+import { openPostgresStore, type PostgresEventStore } from "../events/postgres/store.ts";
 import type { RecordedEvent, SergoEvent } from "../events/types.ts";
 import { ALL_PROJECTIONS } from "../projections/all.ts";
 import { openProjector, type Projector, type ProjectorOptions } from "../projections/projector.ts";

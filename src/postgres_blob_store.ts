@@ -12,8 +12,8 @@
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import postgres from "postgres";
-import { ensureSchema } from "../events/postgres_schema.ts";
-import { DatabaseUnavailableError } from "../events/postgres_store.ts";
+import { ensureSchema } from "../events/postgres/schema.ts";
+import { DatabaseUnavailableError } from "../events/postgres/errors.ts";
 import type { Blobs } from "./blob_store.ts";
 
 /** The size of one stored chunk. */

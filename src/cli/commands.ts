@@ -15,7 +15,7 @@ import { ALL_PROJECTIONS } from "../../projections/all.ts";
 import { removeDatabase, replayInto } from "../../projections/replay.ts";
 import { lockForReplay } from "./data_lock.ts";
 import { openSqliteStore } from "../../events/sqlite_store.ts";
-import { openPostgresStore } from "../../events/postgres_store.ts";
+import { openPostgresStore } from "../../events/postgres/store.ts";
 import { dataPaths, openApp, type SergoApp } from "../app.ts";
 import { ConfigError, loadConfig } from "../config.ts";
 import { DomainError } from "../domain/errors.ts";

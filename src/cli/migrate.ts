@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { openPostgresStore } from "../../events/postgres_store.ts";
+import { openPostgresStore } from "../../events/postgres/store.ts";
 import { openSqliteStore } from "../../events/sqlite_store.ts";
 import { dataPaths } from "../app.ts";
 import { ConfigError, loadConfig } from "../config.ts";

@@ -18,7 +18,7 @@
  * @module
  */
 import type postgres from "postgres";
-import { ensureSchema } from "../../events/postgres_schema.ts";
+import { ensureSchema } from "../../events/postgres/schema.ts";
 import {
   type SignInAttempter,
   type SignInCounter,

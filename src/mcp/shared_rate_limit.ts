@@ -31,7 +31,7 @@
  */
 import { setImmediate } from "node:timers";
 import postgres from "postgres";
-import { ensureSchema } from "../../events/postgres_schema.ts";
+import { ensureSchema } from "../../events/postgres/schema.ts";
 import type { TokenTake } from "../../events/store.ts";
 import type { KeyRateLimit, RateDecision } from "./rate_limit.ts";
 
@@ -42,7 +42,7 @@ import type { KeyRateLimit, RateDecision } from "./rate_limit.ts";
  * that key waits behind it; measured: 17 ms a call with the flush on a busy
  * disk). The takes in a group commit hold their rows until its flush, as
  * they hold the chain head, which every audited call waits for anyway.
- * (The table is also made by the log's schema, events/postgres_store.ts.)
+ * (The table is also made by the log's schema, events/postgres/group_commit_sql.ts.)
  */
 const SCHEMA = `
 CREATE UNLOGGED TABLE IF NOT EXISTS sergo_rate_buckets (

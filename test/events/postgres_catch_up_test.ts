@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { openPostgresStore } from "../../events/postgres_store.ts";
+import { openPostgresStore } from "../../events/postgres/store.ts";
 import type { SergoEvent } from "../../events/types.ts";
 import { testDatabase } from "../helpers/postgres.ts";
 import { tempDir } from "../helpers/temp.ts";

@@ -8,7 +8,7 @@
  */
 import assert from "node:assert/strict";
 import postgres from "postgres";
-import { openPostgresStore, type PostgresEventStore } from "../../events/postgres_store.ts";
+import { openPostgresStore, type PostgresEventStore } from "../../events/postgres/store.ts";
 import type { RecordedEvent, SergoEvent } from "../../events/types.ts";
 import { testDatabase } from "../helpers/postgres.ts";
 

@@ -8,8 +8,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import postgres from "postgres";
-import { LOG_SCHEMA_PART, openPostgresStore } from "../../events/postgres_store.ts";
-import { schemaIsCurrent } from "../../events/postgres_schema.ts";
+import { LOG_SCHEMA_PART } from "../../events/postgres/group_commit_sql.ts";
+import { openPostgresStore } from "../../events/postgres/store.ts";
+import { schemaIsCurrent } from "../../events/postgres/schema.ts";
 import type { SergoEvent } from "../../events/types.ts";
 import { testDatabase } from "../helpers/postgres.ts";
 import { tempDir } from "../helpers/temp.ts";

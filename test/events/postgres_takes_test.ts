@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import postgres from "postgres";
 import { join } from "node:path";
-import { openPostgresStore } from "../../events/postgres_store.ts";
+import { openPostgresStore } from "../../events/postgres/store.ts";
 import { openSqliteStore } from "../../events/sqlite_store.ts";
 import { RateRefusedError, type TokenTake } from "../../events/store.ts";
 import type { SergoEvent } from "../../events/types.ts";

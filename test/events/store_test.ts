@@ -3,7 +3,7 @@ import { DatabaseSync } from "node:sqlite";
 import { join } from "node:path";
 import { ConcurrencyError, type EventStore, StoredEventError } from "../../events/store.ts";
 import type { ChainVerdict } from "../../events/hash_chain.ts";
-import { openPostgresStore } from "../../events/postgres_store.ts";
+import { openPostgresStore } from "../../events/postgres/store.ts";
 import postgres from "postgres";
 import { testDatabase } from "../helpers/postgres.ts";
 import { openSqliteStore } from "../../events/sqlite_store.ts";

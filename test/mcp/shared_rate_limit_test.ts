@@ -11,7 +11,7 @@
  */
 import assert from "node:assert/strict";
 import postgres from "postgres";
-import type { PostgresEventStore } from "../../events/postgres_store.ts";
+import type { PostgresEventStore } from "../../events/postgres/store.ts";
 import { openApp, type SergoApp } from "../../src/app.ts";
 import { ensureFolderPath } from "../../src/domain/folders.ts";
 import { createAgentKey } from "../../src/domain/keys.ts";

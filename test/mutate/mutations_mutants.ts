@@ -79,7 +79,7 @@ export const MUTATIONS_MUTANTS: Mutation[] = [
   },
   {
     name: "postgres: a replica pulls only its first pulls of missing events and says it started while behind",
-    file: "events/postgres_store.ts",
+    file: "events/postgres/local_copy.ts",
     from: "if (rows.length < 2000) return;",
     to: "return;",
     tests: [PG_CATCH_UP],
@@ -265,7 +265,7 @@ export const MUTATIONS_MUTANTS: Mutation[] = [
   // PostgreSQL: a replica's catch-up, and leases
   {
     name: "postgres: a replica's pulls of 1,000 events taken for the last one",
-    file: "events/postgres_store.ts",
+    file: "events/postgres/local_copy.ts",
     from: "LIMIT ${check ? 2001 : 2000}`;",
     to: "LIMIT ${check ? 2001 : 1000}`;",
     tests: [PG_CATCH_UP],

@@ -3,7 +3,8 @@
  * processing worker's handling of a lost database, the blob store's writes
  * without a client-side transaction, and the one first administrator across
  * replicas; (issue 32, item 2) replicas following each other through their
- * group commits' answers. See mutations.ts for the shape.
+ * group commits' answers; (issue 30) the group commit's SQL and hash_chain.ts
+ * hashing an event alike. See mutations.ts for the shape.
  *
  * @module
  */
@@ -13,6 +14,7 @@ const RESTART = "test/e2e/postgres_restart_work_test.ts";
 const SETUP = "test/e2e/cluster_setup_test.ts";
 const BLOBS = "test/blobs/postgres_blob_store_test.ts";
 const FOLLOW = "test/events/postgres_follow_test.ts";
+const GROUP_COMMIT_SQL = "test/events/postgres/group_commit_sql_test.ts";
 
 export const MUTATIONS_REPLICA: Mutation[] = [
   {
@@ -53,7 +55,7 @@ export const MUTATIONS_REPLICA: Mutation[] = [
   },
   {
     name: "postgres: a group commit's answer carries no rows (each replica pulls every other replica's rows)",
-    file: "events/postgres_store.ts",
+    file: "events/postgres/group_commit_sql.ts",
     from: "ORDER BY position LIMIT ${CARRIED_ROWS}) e;",
     to: "ORDER BY position LIMIT 0) e;",
     tests: [FOLLOW],
@@ -61,9 +63,31 @@ export const MUTATIONS_REPLICA: Mutation[] = [
   {
     name:
       "postgres: another replica's notice pulled while an own group commit is in flight (own rows read back)",
-    file: "events/postgres_store.ts",
+    file: "events/postgres/store.ts",
     from: "if (this.#flushes.size > 0 || this.#flushScheduled) {",
     to: "if (this.#flushes.size < 0) {",
     tests: [FOLLOW],
+  },
+  {
+    name: "postgres: sergo_group_commit hashes an event without its stream version",
+    file: "events/postgres/group_commit_sql.ts",
+    from: "|| ',\"stream_version\":' || (base + n) || ',\"type\":'",
+    to: "|| ',\"type\":'",
+    tests: [GROUP_COMMIT_SQL],
+  },
+  {
+    name:
+      "postgres: hash_chain.ts leaves an event's metadata out of its hash (sergo_group_commit still hashes it)",
+    file: "events/hash_chain.ts",
+    from: 'return `{"data":${event.data},"metadata":${event.metadata},"position":',
+    to: 'return `{"data":${event.data},"position":',
+    tests: [GROUP_COMMIT_SQL],
+  },
+  {
+    name: "postgres: every group commit goes through the client-side transaction, however small",
+    file: "events/postgres/store.ts",
+    from: "if (chars > STATEMENT_LIMIT_CHARS) {",
+    to: "if (chars > 0) {",
+    tests: ["test/events/postgres_takes_test.ts"],
   },
 ];

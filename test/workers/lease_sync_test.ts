@@ -9,7 +9,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { openPostgresStore } from "../../events/postgres_store.ts";
+import { openPostgresStore } from "../../events/postgres/store.ts";
 import { getDocument } from "../../projections/catalogue.ts";
 import { ALL_PROJECTIONS } from "../../projections/all.ts";
 import { openProjector } from "../../projections/projector.ts";

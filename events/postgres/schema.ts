@@ -50,7 +50,12 @@ export async function schemaIsCurrent<T extends Record<string, unknown>>(
   return row!.current === true;
 }
 
-/** Creates or updates the part unless it is current; under its advisory lock when it runs the DDL. */
+/**
+ * Creates or updates the part unless it is current; under its advisory lock
+ * when it runs the DDL. (A `sql.begin`: a connection lost in it can end in
+ * the driver's stray error, see src/postgres_blob_store.ts; only at a start
+ * that finds the schema out of date.)
+ */
 export async function ensureSchema<T extends Record<string, unknown>>(
   sql: postgres.Sql<T>,
   part: SchemaPart,

@@ -89,7 +89,21 @@ export const MUTATIONS_MUTANTS: Mutation[] = [
     file: "src/workers/_lease.ts",
     from: "await catchUp(this.#app);",
     to: "this.#app.catchUp();",
+    // Since a refused group commit brings the copy up to date itself (events/postgres/local_copy.ts), the
+    // lease's own sync is a second guard: the bug is both gone.
+    also: [{
+      file: "events/postgres/local_copy.ts",
+      from: "      if (local.position < before) {",
+      to: "      if (own.length > 0 && local.position < before) {",
+    }],
     tests: [LEASE_SYNC],
+  },
+  {
+    name: "PostgreSQL store: a refused append leaves the copy behind the write that refused it",
+    file: "events/postgres/local_copy.ts",
+    from: "      if (local.position < before) {",
+    to: "      if (own.length > 0 && local.position < before) {",
+    tests: ["test/events/postgres/conflict_copy_test.ts"],
   },
   {
     name: "audit export: a deck's speaker notes exported",

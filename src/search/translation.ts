@@ -56,7 +56,7 @@ export function translateTerms(
     const translations = dictionaries.foreignTranslations(term.word);
     const alternatives = new Set(term.terms);
     for (const translation of translations) {
-      // A translation that is a stop word of its language ("warum" for why) says as little.
+      // A translation that is a stop word of its language ("уже" for already, "раз" for time) says as little.
       if (isStopWord(translation.word)) continue;
       for (const indexTerm of translationTerms(translation, options)) alternatives.add(indexTerm);
     }

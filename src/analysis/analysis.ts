@@ -344,6 +344,32 @@ export function indexTermsOf(word: string, options: AnalysisOptions = DEFAULT_AN
   return alternatives(word, termOf(word, "en", options), options);
 }
 
+/**
+ * The index terms a folded word of a known Latin-script language stands for: as a page in that language
+ * indexes it (its stem there, and that stem's stem, as for a question's words) and as a page read as English
+ * does (a short text has too few common words to tell its language). Not its stems under the other
+ * languages' rules, which would be other words. A word of another script, or with a digit, gives
+ * {@linkcode indexTermsOf}'s.
+ */
+export function indexTermsIn(
+  word: string,
+  language: LatinLanguage,
+  options: AnalysisOptions = DEFAULT_ANALYSIS,
+): string[] {
+  if (!options.stemming || DIGIT.test(word) || !LATIN.test(word)) return indexTermsOf(word, options);
+  const stems = new Set<string>();
+  for (const each of new Set<LatinLanguage>([language, "en"])) {
+    const first = stem(each, word);
+    stems.add(first).add(stem(each, first));
+  }
+  return [...stems];
+}
+
+/** Whether a language code is one of the Latin-script languages the analysis stems. */
+export function isLatinLanguage(code: string): code is LatinLanguage {
+  return Object.hasOwn(STEMMERS, code);
+}
+
 /** Quotes a term for FTS5 MATCH: the term becomes a string, never an operator. */
 export function quoteTerm(term: string): string {
   return `"${term.replaceAll('"', '""')}"`;
@@ -507,6 +533,11 @@ const STOP_WORDS = new Set(
     "در به از که این را با است برای آن آیا چه"
   ).split(/\s+/).map((word) => foldText(word).trim()),
 );
+
+/** Whether a folded word is a stop word of one of the analysis's languages (it says little about what is asked). */
+export function isStopWord(word: string): boolean {
+  return STOP_WORDS.has(word);
+}
 
 function isWeak(word: string): boolean {
   if (STOP_WORDS.has(word)) return true;

@@ -71,6 +71,13 @@ const WORD_ONLY = /^[\p{L}\p{M}\p{N}'’-]+$/u;
 const ASCII_ONLY = /^\p{ASCII}*$/u;
 const DICTD_DIGITS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
+/** One translation of an English word: the word (folded, as the dictionary writes it) and its language. */
+export interface Translation {
+  /** The index's language code, such as `de` or `zh`. */
+  language: string;
+  word: string;
+}
+
 /**
  * What search asks of bilingual dictionaries: the translations of a question's words, and which pairs are
  * on. Held in memory ({@linkcode Dictionaries}) or looked up on disk (`dictionary_store.ts`).
@@ -79,11 +86,11 @@ export interface DictionaryLookup {
   /** The translations of a folded English word (its stem is looked up), in every language that is on. */
   translate(word: string): readonly string[];
   /**
-   * The translations search adds for a folded English word: {@linkcode translate}'s without those in Latin
-   * script that are English words themselves ("route" for routing, "tour" for file), which would match
-   * English pages that do not mean the word.
+   * The translations search adds for a folded English word, each with its language: {@linkcode translate}'s
+   * without those in Latin script that are English words themselves ("route" for routing, "tour" for
+   * file), which would match English pages that do not mean the word.
    */
-  foreignTranslations(word: string): readonly string[];
+  foreignTranslations(word: string): readonly Translation[];
   /** The English stems a word of `language` translates to (as the index holds it). */
   translateBack(language: string, term: string): readonly string[];
   /** The language pairs that are on. */
@@ -95,6 +102,8 @@ export interface DictionaryLookup {
 /** The dictionaries found, English words to their translations in every target language, in memory. */
 export class Dictionaries implements DictionaryLookup {
   readonly #translations = new Map<string, string[]>();
+  /** The same translations, each with its language (a word two languages share comes once for each). */
+  readonly #languages = new Map<string, Translation[]>();
   /** The other way: `language:term` (the foreign word as the index holds it) to English stems. */
   readonly #back = new Map<string, string[]>();
   readonly #pairs: DictionaryPair[] = [];
@@ -105,6 +114,13 @@ export class Dictionaries implements DictionaryLookup {
     for (const [stem, words] of entries) {
       const known = this.#translations.get(stem);
       this.#translations.set(stem, known ? [...new Set([...known, ...words])] : words);
+      const tagged = this.#languages.get(stem) ?? [];
+      for (const word of words) {
+        if (!tagged.some((each) => each.language === language && each.word === word)) {
+          tagged.push({ language, word });
+        }
+      }
+      this.#languages.set(stem, tagged);
       // Read the other way only while that direction is on (it costs the load a stemming of every word).
       for (const word of TRANSLATE_BACK ? words : []) {
         const key = backKey(language, word);
@@ -141,13 +157,18 @@ export class Dictionaries implements DictionaryLookup {
   }
 
   /** {@linkcode DictionaryLookup.foreignTranslations}. */
-  foreignTranslations(word: string): readonly string[] {
-    return foreignOnly(this.translate(word), this);
+  foreignTranslations(word: string): readonly Translation[] {
+    return foreignOnly(this.#languages.get(english(word)) ?? [], this);
   }
 
   /** Every English stem with its translations, in the order they were added (to write them to disk). */
   translations(): IterableIterator<[string, string[]]> {
     return this.#translations.entries();
+  }
+
+  /** Every English stem with its translations and their languages, in the order they were added. */
+  translationsByLanguage(): IterableIterator<[string, Translation[]]> {
+    return this.#languages.entries();
   }
 
   /** Every `language:term` with its English stems (empty while {@linkcode TRANSLATE_BACK} is off). */
@@ -160,10 +181,10 @@ const LATIN_WORD = /^[\p{Script=Latin}]+$/u;
 
 /** The translations that are not in Latin script and English words themselves (see {@linkcode DictionaryLookup.foreignTranslations}). */
 export function foreignOnly(
-  translations: readonly string[],
+  translations: readonly Translation[],
   dictionaries: DictionaryLookup,
-): readonly string[] {
-  const out = translations.filter((word) =>
+): readonly Translation[] {
+  const out = translations.filter(({ word }) =>
     !LATIN_WORD.test(word) || dictionaries.translate(word).length === 0
   );
   return out.length === translations.length ? translations : out;

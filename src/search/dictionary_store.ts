@@ -27,10 +27,11 @@ import {
   type LoadDictionaryOptions,
   MAX_TRANSLATIONS,
   TRANSLATE_BACK,
+  type Translation,
 } from "./dictionaries.ts";
 
 /** What the reader keeps of a dictionary: raise it when `dictionaries.ts` keeps something else. */
-export const FORMAT = 1;
+export const FORMAT = 2;
 
 const CHILD_SCRIPT = new URL("./_build_dictionaries_child.ts", import.meta.url);
 const CONFIG = new URL("../../deno.json", import.meta.url);
@@ -73,9 +74,13 @@ export class DictionaryStore implements DictionaryLookup {
   }
 
   /** {@linkcode DictionaryLookup.foreignTranslations}, as found when the file was made. */
-  foreignTranslations(word: string): readonly string[] {
+  foreignTranslations(word: string): readonly Translation[] {
     const row = this.#foreign.get(english(word)) as { foreign_words: string } | undefined;
-    return row && row.foreign_words !== "" ? row.foreign_words.split("\t") : [];
+    if (!row || row.foreign_words === "") return [];
+    return row.foreign_words.split("\t").map((tagged) => {
+      const colon = tagged.indexOf(":");
+      return { language: tagged.slice(0, colon), word: tagged.slice(colon + 1) };
+    });
   }
 
   /** The English stems a word of `language` translates to (the word as the index holds it). */
@@ -133,8 +138,11 @@ export function writeDictionaryStore(dictionaries: Dictionaries, path: string, k
     meta.run("key", key);
     meta.run("pairs", JSON.stringify(dictionaries.pairs()));
     const forward = db.prepare("INSERT INTO translations (stem, words, foreign_words) VALUES (?, ?, ?)");
-    for (const [stem, words] of dictionaries.translations()) {
-      forward.run(stem, words.join("\t"), foreignOnly(words, dictionaries).join("\t"));
+    const words = new Map(dictionaries.translations());
+    for (const [stem, tagged] of dictionaries.translationsByLanguage()) {
+      // Each foreign translation as `language:word` (a word never holds a colon or a tab).
+      const foreign = foreignOnly(tagged, dictionaries).map(({ language, word }) => `${language}:${word}`);
+      forward.run(stem, words.get(stem)!.join("\t"), foreign.join("\t"));
     }
     const back = db.prepare("INSERT INTO back (term, stems) VALUES (?, ?)");
     for (const [term, stems] of dictionaries.backTranslations()) back.run(term, stems.join("\t"));

@@ -10,17 +10,22 @@
  * weighs as one word, no more. Words the dictionaries do not know (names,
  * codes, numbers) stay as they are. A Latin translation that is also an
  * English word is left out: it would match English pages in its English sense.
+ * Stop words are not translated, and translations that are stop words are
+ * left out (they match most pages of their language and say nothing).
  *
  * @module
  */
 import {
   type AnalysisOptions,
   DEFAULT_ANALYSIS,
+  indexTermsIn,
   indexTermsOf,
+  isLatinLanguage,
+  isStopWord,
   latinLanguageOf,
   type QueryTerm,
 } from "../analysis/analysis.ts";
-import { type DictionaryLookup, TRANSLATE_BACK } from "./dictionaries.ts";
+import { type DictionaryLookup, TRANSLATE_BACK, type Translation } from "./dictionaries.ts";
 import { foldCharacters, UNSPACED_RUN } from "../analysis/folding.ts";
 
 const LATIN_WORD = /^[\p{Script=Latin}]+$/u;
@@ -43,16 +48,31 @@ export function translateTerms(
   if (language !== "en") return terms;
   return terms.map((term) => {
     if (term.prefix || !LATIN_WORD.test(term.word)) return term;
+    // A stop word is searched as asked (a question of nothing else keeps its stop words): its translations
+    // are the other languages' commonest words ("that": der, que, что), which match most foreign pages.
+    if (isStopWord(term.word)) return term;
     // A Latin translation that is itself an English word ("route" for routing, "tour" for file) would
     // match English pages that do not mean the word: left out.
     const translations = dictionaries.foreignTranslations(term.word);
-    if (translations.length === 0) return term;
     const alternatives = new Set(term.terms);
     for (const translation of translations) {
-      for (const indexTerm of indexTermsOf(translation, options)) alternatives.add(indexTerm);
+      // A translation that is a stop word of its language ("уже" for already, "раз" for time) says as little.
+      if (isStopWord(translation.word)) continue;
+      for (const indexTerm of translationTerms(translation, options)) alternatives.add(indexTerm);
     }
+    if (alternatives.size === term.terms.length) return term;
     return { ...term, terms: [...alternatives], own: term.terms.length };
   });
+}
+
+/**
+ * The index terms a translation is looked for under: a Latin-script one's as the pages of its own language
+ * index it (`indexTermsIn`), not also its stems under the other languages' rules, which are other words
+ * (German "Heer", army, is "he" under French rules, "getan", done, "get" under Spanish ones), which matched
+ * English pages by chance and made the lists long; another script's as {@linkcode indexTermsOf} gives them.
+ */
+function translationTerms({ language, word }: Translation, options: AnalysisOptions): string[] {
+  return isLatinLanguage(language) ? indexTermsIn(word, language, options) : indexTermsOf(word, options);
 }
 
 const CYRILLIC_WORD = /^[\p{Script=Cyrillic}]+$/u;

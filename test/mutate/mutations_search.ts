@@ -9,15 +9,38 @@ import type { Mutation } from "./mutations.ts";
 const CROSS_LANGUAGE = "test/search/cross_language_test.ts";
 const DICTIONARIES_HEALTH = "test/search/dictionaries_health_test.ts";
 const DICTIONARY_STORE = "test/search/dictionary_store_test.ts";
+const TRANSLATION = "test/search/translation_test.ts";
 
 /** The planted bugs of the h-search branch. */
 export const MUTATIONS_SEARCH: Mutation[] = [
   {
     name: "translations are not added to the question's terms",
     file: "src/search/translation.ts",
-    from: "for (const indexTerm of indexTermsOf(translation, options)) alternatives.add(indexTerm);",
-    to: "for (const indexTerm of indexTermsOf(translation, options)) void indexTerm;",
-    tests: [CROSS_LANGUAGE],
+    from: "for (const indexTerm of translationTerms(translation, options)) alternatives.add(indexTerm);",
+    to: "for (const indexTerm of translationTerms(translation, options)) void indexTerm;",
+    tests: [CROSS_LANGUAGE, TRANSLATION],
+  },
+  {
+    name: "a Latin translation is looked for under every language's stemming rules, not its own",
+    file: "src/search/translation.ts",
+    from:
+      "return isLatinLanguage(language) ? indexTermsIn(word, language, options) : indexTermsOf(word, options);",
+    to: "return indexTermsOf(word, options);",
+    tests: [TRANSLATION],
+  },
+  {
+    name: "a question's stop words are translated",
+    file: "src/search/translation.ts",
+    from: "if (isStopWord(term.word)) return term;",
+    to: "if (isStopWord(term.word)) void term;",
+    tests: [TRANSLATION],
+  },
+  {
+    name: "a translation that is a stop word is searched",
+    file: "src/search/translation.ts",
+    from: "if (isStopWord(translation.word)) continue;",
+    to: "if (isStopWord(translation.word)) void translation;",
+    tests: [TRANSLATION],
   },
   {
     name: "a Chinese or Japanese translation's phrase is not matched in the text (its term frequency is 0)",
@@ -43,8 +66,8 @@ export const MUTATIONS_SEARCH: Mutation[] = [
   {
     name: "the dictionaries' file loses the translations a search adds",
     file: "src/search/dictionary_store.ts",
-    from: 'return row && row.foreign_words !== "" ? row.foreign_words.split("\\t") : [];',
-    to: 'return row && row.foreign_words !== "" ? row.foreign_words.split("\\t").slice(1) : [];',
+    from: 'return row.foreign_words.split("\\t").map((tagged) => {',
+    to: 'return row.foreign_words.split("\\t").slice(1).map((tagged) => {',
     tests: [DICTIONARY_STORE, CROSS_LANGUAGE],
   },
   {

@@ -1,6 +1,6 @@
 /**
  * The search index: every processed document's passages in SQLite FTS5, and
- * the query that finds the best passages in a person's scope.
+ * the queries the ranking of `src/search/lexical.ts` reads them through.
  *
  * Passages: a page is one passage; a page longer than {@linkcode MAX_PASSAGE_CHARS}
  * is split at paragraphs, then lines; a Word page gives one passage per chunk,
@@ -40,39 +40,9 @@ import {
   latinLanguageOf,
 } from "../src/analysis/analysis.ts";
 import { passageFields, type StoredDocument, type StoredPassage } from "../src/analysis/fields.ts";
-import { type LexicalOptions, lexicalSearch, type RankingOptions } from "../src/search/lexical.ts";
-import { passageScopeTokens, type SearchScope } from "../src/analysis/scope.ts";
+import { passageScopeTokens } from "../src/analysis/scope.ts";
 
 export { MAX_PASSAGE_CHARS };
-
-/** What to search and where. */
-export interface SearchOptions extends SearchScope {
-  /** The user's words or question. */
-  query: string;
-  /** How many passages to return at most. */
-  depth: number;
-  /** The analysis, when measuring one without some of its parts (the index must have been built with it). */
-  analysis?: AnalysisOptions;
-  /** The ranking, when measuring one without some of its parts. */
-  ranking?: RankingOptions;
-  /** The dictionaries an English question is translated through (default: the installed ones; null: none). */
-  dictionaries?: LexicalOptions["dictionaries"];
-}
-
-/** One passage found by {@linkcode searchPassages}. */
-export interface SearchHit {
-  document_id: string;
-  /** Page of the passage (estimated for Word and text files until a PDF copy exists). */
-  page: number | null;
-  /** The heading above the passage (Word files), or null. */
-  section: string | null;
-  /** The page's text may miss a figure, chart or table. */
-  marked: boolean;
-  /** The passage's text as extracted. */
-  text: string;
-  /** The ranking's score, negated: lower is better. */
-  rank: number;
-}
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS search_analysis (id INTEGER PRIMARY KEY CHECK (id = 1), version TEXT NOT NULL);
@@ -175,6 +145,14 @@ export function bodyLength(terms: readonly string[]): number {
   let unspaced = 0;
   for (const term of terms) if (isUnspacedToken(term)) unspaced++;
   return terms.length - Math.floor(unspaced / 2);
+}
+
+/** What a search shows of a passage: its page, section, mark (1: the page may miss a figure) and text. */
+export interface PassageHitRow {
+  page: number | null;
+  section: string | null;
+  marked: number;
+  text: string;
 }
 
 interface DocumentRow {
@@ -352,30 +330,10 @@ function applyEvent(db: DatabaseSync, event: RecordedEvent, analysis: AnalysisOp
   }
 }
 
-/**
- * The best passages for a query in a person's scope, best first, at most
- * `depth`, ranked by `src/search/lexical.ts` from the scope's own statistics.
- * Ties are broken by document id, then reading order, so the same search
- * always gives the same order.
- */
-export function searchPassages(db: DatabaseSync, options: SearchOptions): SearchHit[] {
-  const load = statement(db, "SELECT page, section, marked, text FROM search_passages WHERE passage_id = ?");
-  return lexicalSearch(db, options).map(({ passage_id, document_id, score }) => {
-    const row = load.get(passage_id) as {
-      page: number | null;
-      section: string | null;
-      marked: number;
-      text: string;
-    };
-    return {
-      document_id,
-      page: row.page,
-      section: row.section,
-      marked: row.marked === 1,
-      text: row.text,
-      rank: -score,
-    };
-  });
+/** What a search shows of one passage it found, or undefined when the passage is gone. */
+export function passageHit(db: DatabaseSync, passageId: number): PassageHitRow | undefined {
+  return statement(db, "SELECT page, section, marked, text FROM search_passages WHERE passage_id = ?")
+    .get(passageId) as PassageHitRow | undefined;
 }
 
 /** The pages of a document that have no text, only a picture (search cannot find them). */

@@ -15,11 +15,12 @@
  *
  * @module
  */
+import { createHash } from "node:crypto";
+import { Buffer } from "node:buffer";
 import type { DatabaseSync } from "node:sqlite";
 import type { EventType, RecordedEvent } from "../events/types.ts";
 import type { Projection } from "./projection.ts";
 import { statement } from "./_statements.ts";
-import { passageInputs, vectorRow } from "../src/search/vectors.ts";
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS search_vector_sets (
@@ -104,4 +105,44 @@ export function vectorCoverage(db: DatabaseSync, model: string): { ready: number
     n: number;
   }).n;
   return { ready, pending: Math.max(0, indexed - ready) };
+}
+
+/** The most characters of a passage given to a model (models read about 512 tokens). */
+export const MAX_EMBED_CHARS = 2000;
+
+/** What the model is given for each of a document's passages, in passage order, and a digest over them. */
+export interface PassageInputs {
+  texts: string[];
+  sha256: string;
+}
+
+/** The texts to embed for a document's indexed passages (section, text and speaker notes). */
+export function passageInputs(db: DatabaseSync, documentId: string): PassageInputs {
+  const rows = statement(
+    db,
+    "SELECT section, text, notes FROM search_passages WHERE document_id = ? ORDER BY passage_id",
+  ).all(documentId) as Array<{ section: string | null; text: string; notes: string | null }>;
+  const texts = rows.map((row) =>
+    [row.section, row.text, row.notes].filter((part) => part && part.trim() !== "").join("\n")
+      .slice(0, MAX_EMBED_CHARS)
+  );
+  const hash = createHash("sha256");
+  for (const text of texts) hash.update(`${text.length}:${text}`);
+  return { texts, sha256: hash.digest("hex") };
+}
+
+/** The projection row's blob: the norms (float32) of `count` packed vectors, then the vectors. */
+export function vectorRow(base64: string, count: number, dimensions: number): Uint8Array | null {
+  const raw = Buffer.from(base64, "base64");
+  if (raw.byteLength !== count * dimensions) return null;
+  const row = new Uint8Array(count * 4 + raw.byteLength);
+  const norms = new Float32Array(row.buffer, 0, count);
+  const vectors = new Int8Array(row.buffer, count * 4);
+  vectors.set(new Int8Array(raw.buffer, raw.byteOffset, raw.byteLength));
+  for (let i = 0; i < count; i++) {
+    let sum = 0;
+    for (let d = 0; d < dimensions; d++) sum += vectors[i * dimensions + d]! ** 2;
+    norms[i] = Math.sqrt(sum);
+  }
+  return row;
 }

@@ -25,6 +25,7 @@
  * @module
  */
 import type { DatabaseSync, SQLInputValue, StatementSync } from "node:sqlite";
+import { passageHit } from "../../projections/search_index.ts";
 import {
   type AnalysisOptions,
   DEFAULT_ANALYSIS,
@@ -85,14 +86,33 @@ export const DEFAULT_RANKING: Readonly<RankingOptions> = {
   languageIdf: false,
 };
 
-/** A lexical search: what, where, how many. */
-export interface LexicalOptions extends SearchScope {
+/** What to search and where. */
+export interface SearchOptions extends SearchScope {
+  /** The user's words or question. */
   query: string;
+  /** How many passages to return at most. */
   depth: number;
+  /** The analysis, when measuring one without some of its parts (the index must have been built with it). */
   analysis?: AnalysisOptions;
+  /** The ranking, when measuring one without some of its parts. */
   ranking?: RankingOptions;
-  /** Dictionaries an English question's words are translated through (default: the installed ones; null: none). */
+  /** The dictionaries an English question is translated through (default: the installed ones; null: none). */
   dictionaries?: DictionaryLookup | null;
+}
+
+/** One passage found by {@linkcode searchPassages}. */
+export interface SearchHit {
+  document_id: string;
+  /** Page of the passage (estimated for Word and text files until a PDF copy exists). */
+  page: number | null;
+  /** The heading above the passage (Word files), or null. */
+  section: string | null;
+  /** The page's text may miss a figure, chart or table. */
+  marked: boolean;
+  /** The passage's text as extracted. */
+  text: string;
+  /** The ranking's score, negated: lower is better. */
+  rank: number;
 }
 
 /** One passage found, with its score (higher is better). */
@@ -149,8 +169,28 @@ interface Candidate {
   score: number;
 }
 
-/** The best passages in scope for a query, best first, at most `depth`. */
-export function lexicalSearch(db: DatabaseSync, options: LexicalOptions): RankedPassage[] {
+/**
+ * The best passages for a query in a person's scope, best first, at most
+ * `depth`, ranked from the scope's own statistics. Ties are broken by
+ * document id, then reading order, so the same search always gives the same
+ * order.
+ */
+export function searchPassages(db: DatabaseSync, options: SearchOptions): SearchHit[] {
+  return lexicalSearch(db, options).map(({ passage_id, document_id, score }) => {
+    const row = passageHit(db, passage_id)!;
+    return {
+      document_id,
+      page: row.page,
+      section: row.section,
+      marked: row.marked === 1,
+      text: row.text,
+      rank: -score,
+    };
+  });
+}
+
+/** The best passages in scope for a query, best first, at most `depth`, with their scores. */
+export function lexicalSearch(db: DatabaseSync, options: SearchOptions): RankedPassage[] {
   const depth = Math.max(0, Math.floor(options.depth));
   const analysis = options.analysis ?? DEFAULT_ANALYSIS;
   const ranking = options.ranking ?? DEFAULT_RANKING;

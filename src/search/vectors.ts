@@ -11,34 +11,9 @@
  *
  * @module
  */
-import { createHash } from "node:crypto";
 import { Buffer } from "node:buffer";
 import type { DatabaseSync, SQLInputValue } from "node:sqlite";
 import { statement } from "../../projections/_statements.ts";
-
-/** The most characters of a passage given to a model (models read about 512 tokens). */
-export const MAX_EMBED_CHARS = 2000;
-
-/** What the model is given for each of a document's passages, in passage order, and a digest over them. */
-export interface PassageInputs {
-  texts: string[];
-  sha256: string;
-}
-
-/** The texts to embed for a document's indexed passages (section, text and speaker notes). */
-export function passageInputs(db: DatabaseSync, documentId: string): PassageInputs {
-  const rows = statement(
-    db,
-    "SELECT section, text, notes FROM search_passages WHERE document_id = ? ORDER BY passage_id",
-  ).all(documentId) as Array<{ section: string | null; text: string; notes: string | null }>;
-  const texts = rows.map((row) =>
-    [row.section, row.text, row.notes].filter((part) => part && part.trim() !== "").join("\n")
-      .slice(0, MAX_EMBED_CHARS)
-  );
-  const hash = createHash("sha256");
-  for (const text of texts) hash.update(`${text.length}:${text}`);
-  return { texts, sha256: hash.digest("hex") };
-}
 
 /** Packs vectors as signed bytes (base64 for an event). A zero vector (nothing the model knew) stays zero. */
 export function packVectors(vectors: readonly Float32Array[], dimensions: number): string {
@@ -56,22 +31,6 @@ export function packVectors(vectors: readonly Float32Array[], dimensions: number
     for (let d = 0; d < dimensions; d++) bytes[i * dimensions + d] = Math.round((vector[d]! / max) * 127);
   });
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64");
-}
-
-/** The projection row's blob: the norms (float32) of `count` packed vectors, then the vectors. */
-export function vectorRow(base64: string, count: number, dimensions: number): Uint8Array | null {
-  const raw = Buffer.from(base64, "base64");
-  if (raw.byteLength !== count * dimensions) return null;
-  const row = new Uint8Array(count * 4 + raw.byteLength);
-  const norms = new Float32Array(row.buffer, 0, count);
-  const vectors = new Int8Array(row.buffer, count * 4);
-  vectors.set(new Int8Array(raw.buffer, raw.byteOffset, raw.byteLength));
-  for (let i = 0; i < count; i++) {
-    let sum = 0;
-    for (let d = 0; d < dimensions; d++) sum += vectors[i * dimensions + d]! ** 2;
-    norms[i] = Math.sqrt(sum);
-  }
-  return row;
 }
 
 /** Where a vector search looks: the same scope as the lexical search's. */

@@ -26,7 +26,7 @@
  *
  * @module
  */
-import type { DatabaseSync } from "node:sqlite";
+import type { DatabaseSync, SQLInputValue } from "node:sqlite";
 import type { EventType, RecordedEvent } from "../events/types.ts";
 import type { Projection } from "./projection.ts";
 import { MAX_PASSAGE_CHARS, type PassageDraft, passagesOf } from "./_passages.ts";
@@ -40,7 +40,7 @@ import {
   latinLanguageOf,
 } from "../src/analysis/analysis.ts";
 import { passageFields, type StoredDocument, type StoredPassage } from "../src/analysis/fields.ts";
-import { passageScopeTokens } from "../src/analysis/scope.ts";
+import { passageScopeTokens, type SearchScope } from "../src/analysis/scope.ts";
 
 export { MAX_PASSAGE_CHARS };
 
@@ -328,6 +328,77 @@ function applyEvent(db: DatabaseSync, event: RecordedEvent, analysis: AnalysisOp
       return;
     }
   }
+}
+
+/** Passages and body tokens of a scope, from the per-document sums: the ranking's statistics. */
+export function scopeStatistics(db: DatabaseSync, scope: SearchScope): { passages: number; tokens: number } {
+  const documents = JSON.stringify(scope.documentIds);
+  const where = scope.folderIds === null
+    ? "person_id = ? AND (folder_id IS NOT NULL OR document_id IN (SELECT value FROM json_each(?)))"
+    : `person_id = ? AND (folder_id IN (SELECT value FROM json_each(?))
+         OR document_id IN (SELECT value FROM json_each(?)))`;
+  const params: SQLInputValue[] = scope.folderIds === null
+    ? [scope.personId, documents]
+    : [scope.personId, JSON.stringify(scope.folderIds), documents];
+  const row = statement(
+    db,
+    `SELECT coalesce(sum(passages), 0) AS passages, coalesce(sum(tokens), 0) AS tokens
+     FROM search_documents WHERE ${where}`,
+  ).get(...params) as { passages: number; tokens: number };
+  return row;
+}
+
+/** A full-text query of the ranking: an FTS5 expression over the analyzed columns and scope tokens. */
+export interface FullTextQuery {
+  match: string;
+  /** At most this many passages. */
+  limit: number;
+  /** Only passages from this row id on (default 0: all). */
+  fromRowid?: number;
+}
+
+/** The row ids of the passages matching a full-text query, newest first. */
+export function matchingRowids(db: DatabaseSync, query: FullTextQuery): number[] {
+  const rows = statement(
+    db,
+    "SELECT rowid FROM search_fts WHERE search_fts MATCH ? AND rowid >= ? ORDER BY rowid DESC LIMIT ?",
+    { arrays: true },
+  ).all(query.match, query.fromRowid ?? 0, query.limit) as unknown as Array<[number]>;
+  return rows.map((row) => row[0]);
+}
+
+/** What the ranking's first stage reads of each candidate: passage id, document id, body length (in no order). */
+export function candidateRows(
+  db: DatabaseSync,
+  passageIds: readonly number[],
+): Array<[number, string, number]> {
+  return statement(
+    db,
+    `SELECT passage_id, document_id, length FROM search_passages INDEXED BY search_passages_rank
+     WHERE passage_id IN (SELECT value FROM json_each(?))`,
+    { arrays: true },
+  ).all(JSON.stringify(passageIds)) as unknown as Array<[number, string, number]>;
+}
+
+/** What the ranking re-scores a passage from: its stored text and language, its document's name and type. */
+export interface RescoringRow {
+  text: string;
+  section: string | null;
+  notes: string | null;
+  language: LatinLanguage;
+  name: string;
+  type: string;
+  page: number | null;
+}
+
+/** The row a passage is re-scored from, or undefined when the passage is gone. */
+export function rescoringRow(db: DatabaseSync, passageId: number): RescoringRow | undefined {
+  return statement(
+    db,
+    `SELECT p.text AS text, p.section AS section, p.notes AS notes, p.language AS language, d.name AS name,
+       d.type AS type, p.page AS page
+     FROM search_passages p JOIN search_documents d ON d.document_id = p.document_id WHERE p.passage_id = ?`,
+  ).get(passageId) as RescoringRow | undefined;
 }
 
 /** What a search shows of one passage it found, or undefined when the passage is gone. */

@@ -638,7 +638,7 @@ export const MUTATIONS: Mutation[] = [
     name: "search: document frequencies counted over the whole index, not the scope",
     file: "src/search/lexical.ts",
     from: "    const df = found.length;",
-    to: "    const df = rowids(db, expression, DF_CAP).length;",
+    to: "    const df = matchingRowids(db, { match: expression, limit: DF_CAP }).length;",
     tests: [RANKING_SCOPE],
   },
   {

@@ -12,11 +12,12 @@
  * uploaded document, and how many passages and body tokens it has, for the
  * ranking's per-scope statistics), `search_passages` (the passages with their
  * original text, page, section, mark and body length in tokens), `search_fts`
- * (contentless FTS5 over the analyzed fields of `src/search/fields.ts`, with a
- * `scope` column of the scope tokens of `src/search/scope.ts`),
+ * (contentless FTS5 over the analyzed fields of `src/analysis/fields.ts`, with a
+ * `scope` column of the scope tokens of `src/analysis/scope.ts`),
  * `search_vocab` (the index's terms with document and occurrence counts) and
  * `search_fts_sizes` (each passage's token count per column in the index),
- * both for the digest. Ranking lives in `src/search/`.
+ * both for the digest. Ranking lives in `src/search/`, which reads these
+ * tables only through the queries exported here.
  *
  * Events: a new `DocumentProcessed` replaces the document's passages;
  * `ProcessingFailed` removes them (the document is `not_indexed` then);

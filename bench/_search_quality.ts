@@ -26,9 +26,9 @@
 import { DatabaseSync } from "node:sqlite";
 import type { DocumentType, RecordedEvent } from "../events/types.ts";
 import { openProjector } from "../projections/projector.ts";
-import { createSearchIndexProjection, searchPassages } from "../projections/search_index.ts";
+import { createSearchIndexProjection } from "../projections/search_index.ts";
 import { type AnalysisOptions, DEFAULT_ANALYSIS } from "../src/analysis/analysis.ts";
-import { DEFAULT_RANKING, type RankingOptions } from "../src/search/lexical.ts";
+import { DEFAULT_RANKING, type RankingOptions, searchPassages } from "../src/search/lexical.ts";
 import type { DictionaryLookup } from "../src/search/dictionaries.ts";
 import { openDictionaryStore } from "../src/search/dictionary_store.ts";
 import type { CorpusFile } from "./_corpus_text.ts";

@@ -13,12 +13,8 @@ import { DatabaseSync } from "node:sqlite";
 import type { ProcessedPage, RecordedEvent } from "../events/types.ts";
 import { openProjector, sizePageCache } from "../projections/projector.ts";
 import type { PassageDraft } from "../projections/_passages.ts";
-import {
-  analysisVersion,
-  ftsColumns,
-  searchIndexProjection,
-  searchPassages,
-} from "../projections/search_index.ts";
+import { analysisVersion, ftsColumns, searchIndexProjection } from "../projections/search_index.ts";
+import { searchPassages } from "../src/search/lexical.ts";
 import { passageScopeTokens } from "../src/analysis/scope.ts";
 import type { BuildDocument } from "./_search_build_worker.ts";
 import { type CorpusFile, loadCorpus } from "./_corpus_text.ts";

@@ -23,13 +23,14 @@
 import { DatabaseSync } from "node:sqlite";
 import type { DocumentType, RecordedEvent } from "../events/types.ts";
 import { openProjector } from "../projections/projector.ts";
-import { type SearchHit, searchIndexProjection, searchPassages } from "../projections/search_index.ts";
-import { searchVectorsProjection } from "../projections/search_vectors.ts";
+import { searchIndexProjection } from "../projections/search_index.ts";
+import { type SearchHit, searchPassages } from "../src/search/lexical.ts";
+import { passageInputs, searchVectorsProjection } from "../projections/search_vectors.ts";
 import { onnxEmbedder } from "../src/search/embedders/onnx.ts";
 import { createEmbedder } from "../src/search/embedders/mod.ts";
 import { loadConfig } from "../src/config.ts";
 import { fuse, type FusionOptions, type SearchCandidates, SemanticSearch } from "../src/search/semantic.ts";
-import { packVectors, passageInputs } from "../src/search/vectors.ts";
+import { packVectors } from "../src/search/vectors.ts";
 import { gloveModelDir } from "../test/search/_glove_model.ts";
 import { loadCorpus } from "./_corpus_text.ts";
 import { e5ShapeModelDir } from "./_e5_shape_model.ts";

@@ -1,6 +1,6 @@
 /**
  * The search index: every processed document's passages in SQLite FTS5, and
- * the query that finds the best passages in a person's scope.
+ * the queries the ranking of `src/search/lexical.ts` reads them through.
  *
  * Passages: a page is one passage; a page longer than {@linkcode MAX_PASSAGE_CHARS}
  * is split at paragraphs, then lines; a Word page gives one passage per chunk,
@@ -12,11 +12,12 @@
  * uploaded document, and how many passages and body tokens it has, for the
  * ranking's per-scope statistics), `search_passages` (the passages with their
  * original text, page, section, mark and body length in tokens), `search_fts`
- * (contentless FTS5 over the analyzed fields of `src/search/fields.ts`, with a
- * `scope` column of the scope tokens of `src/search/scope.ts`),
+ * (contentless FTS5 over the analyzed fields of `src/analysis/fields.ts`, with a
+ * `scope` column of the scope tokens of `src/analysis/scope.ts`),
  * `search_vocab` (the index's terms with document and occurrence counts) and
  * `search_fts_sizes` (each passage's token count per column in the index),
- * both for the digest. Ranking lives in `src/search/`.
+ * both for the digest. Ranking lives in `src/search/`, which reads these
+ * tables only through the queries exported here.
  *
  * Events: a new `DocumentProcessed` replaces the document's passages;
  * `ProcessingFailed` removes them (the document is `not_indexed` then);
@@ -26,7 +27,7 @@
  *
  * @module
  */
-import type { DatabaseSync } from "node:sqlite";
+import type { DatabaseSync, SQLInputValue } from "node:sqlite";
 import type { EventType, RecordedEvent } from "../events/types.ts";
 import type { Projection } from "./projection.ts";
 import { MAX_PASSAGE_CHARS, type PassageDraft, passagesOf } from "./_passages.ts";
@@ -40,39 +41,9 @@ import {
   latinLanguageOf,
 } from "../src/analysis/analysis.ts";
 import { passageFields, type StoredDocument, type StoredPassage } from "../src/analysis/fields.ts";
-import { type LexicalOptions, lexicalSearch, type RankingOptions } from "../src/search/lexical.ts";
 import { passageScopeTokens, type SearchScope } from "../src/analysis/scope.ts";
 
 export { MAX_PASSAGE_CHARS };
-
-/** What to search and where. */
-export interface SearchOptions extends SearchScope {
-  /** The user's words or question. */
-  query: string;
-  /** How many passages to return at most. */
-  depth: number;
-  /** The analysis, when measuring one without some of its parts (the index must have been built with it). */
-  analysis?: AnalysisOptions;
-  /** The ranking, when measuring one without some of its parts. */
-  ranking?: RankingOptions;
-  /** The dictionaries an English question is translated through (default: the installed ones; null: none). */
-  dictionaries?: LexicalOptions["dictionaries"];
-}
-
-/** One passage found by {@linkcode searchPassages}. */
-export interface SearchHit {
-  document_id: string;
-  /** Page of the passage (estimated for Word and text files until a PDF copy exists). */
-  page: number | null;
-  /** The heading above the passage (Word files), or null. */
-  section: string | null;
-  /** The page's text may miss a figure, chart or table. */
-  marked: boolean;
-  /** The passage's text as extracted. */
-  text: string;
-  /** The ranking's score, negated: lower is better. */
-  rank: number;
-}
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS search_analysis (id INTEGER PRIMARY KEY CHECK (id = 1), version TEXT NOT NULL);
@@ -175,6 +146,14 @@ export function bodyLength(terms: readonly string[]): number {
   let unspaced = 0;
   for (const term of terms) if (isUnspacedToken(term)) unspaced++;
   return terms.length - Math.floor(unspaced / 2);
+}
+
+/** What a search shows of a passage: its page, section, mark (1: the page may miss a figure) and text. */
+export interface PassageHitRow {
+  page: number | null;
+  section: string | null;
+  marked: number;
+  text: string;
 }
 
 interface DocumentRow {
@@ -352,30 +331,81 @@ function applyEvent(db: DatabaseSync, event: RecordedEvent, analysis: AnalysisOp
   }
 }
 
-/**
- * The best passages for a query in a person's scope, best first, at most
- * `depth`, ranked by `src/search/lexical.ts` from the scope's own statistics.
- * Ties are broken by document id, then reading order, so the same search
- * always gives the same order.
- */
-export function searchPassages(db: DatabaseSync, options: SearchOptions): SearchHit[] {
-  const load = statement(db, "SELECT page, section, marked, text FROM search_passages WHERE passage_id = ?");
-  return lexicalSearch(db, options).map(({ passage_id, document_id, score }) => {
-    const row = load.get(passage_id) as {
-      page: number | null;
-      section: string | null;
-      marked: number;
-      text: string;
-    };
-    return {
-      document_id,
-      page: row.page,
-      section: row.section,
-      marked: row.marked === 1,
-      text: row.text,
-      rank: -score,
-    };
-  });
+/** Passages and body tokens of a scope, from the per-document sums: the ranking's statistics. */
+export function scopeStatistics(db: DatabaseSync, scope: SearchScope): { passages: number; tokens: number } {
+  const documents = JSON.stringify(scope.documentIds);
+  const where = scope.folderIds === null
+    ? "person_id = ? AND (folder_id IS NOT NULL OR document_id IN (SELECT value FROM json_each(?)))"
+    : `person_id = ? AND (folder_id IN (SELECT value FROM json_each(?))
+         OR document_id IN (SELECT value FROM json_each(?)))`;
+  const params: SQLInputValue[] = scope.folderIds === null
+    ? [scope.personId, documents]
+    : [scope.personId, JSON.stringify(scope.folderIds), documents];
+  const row = statement(
+    db,
+    `SELECT coalesce(sum(passages), 0) AS passages, coalesce(sum(tokens), 0) AS tokens
+     FROM search_documents WHERE ${where}`,
+  ).get(...params) as { passages: number; tokens: number };
+  return row;
+}
+
+/** A full-text query of the ranking: an FTS5 expression over the analyzed columns and scope tokens. */
+export interface FullTextQuery {
+  match: string;
+  /** At most this many passages. */
+  limit: number;
+  /** Only passages from this row id on (default 0: all). */
+  fromRowid?: number;
+}
+
+/** The row ids of the passages matching a full-text query, newest first. */
+export function matchingRowids(db: DatabaseSync, query: FullTextQuery): number[] {
+  const rows = statement(
+    db,
+    "SELECT rowid FROM search_fts WHERE search_fts MATCH ? AND rowid >= ? ORDER BY rowid DESC LIMIT ?",
+    { arrays: true },
+  ).all(query.match, query.fromRowid ?? 0, query.limit) as unknown as Array<[number]>;
+  return rows.map((row) => row[0]);
+}
+
+/** What the ranking's first stage reads of each candidate: passage id, document id, body length (in no order). */
+export function candidateRows(
+  db: DatabaseSync,
+  passageIds: readonly number[],
+): Array<[number, string, number]> {
+  return statement(
+    db,
+    `SELECT passage_id, document_id, length FROM search_passages INDEXED BY search_passages_rank
+     WHERE passage_id IN (SELECT value FROM json_each(?))`,
+    { arrays: true },
+  ).all(JSON.stringify(passageIds)) as unknown as Array<[number, string, number]>;
+}
+
+/** What the ranking re-scores a passage from: its stored text and language, its document's name and type. */
+export interface RescoringRow {
+  text: string;
+  section: string | null;
+  notes: string | null;
+  language: LatinLanguage;
+  name: string;
+  type: string;
+  page: number | null;
+}
+
+/** The row a passage is re-scored from, or undefined when the passage is gone. */
+export function rescoringRow(db: DatabaseSync, passageId: number): RescoringRow | undefined {
+  return statement(
+    db,
+    `SELECT p.text AS text, p.section AS section, p.notes AS notes, p.language AS language, d.name AS name,
+       d.type AS type, p.page AS page
+     FROM search_passages p JOIN search_documents d ON d.document_id = p.document_id WHERE p.passage_id = ?`,
+  ).get(passageId) as RescoringRow | undefined;
+}
+
+/** What a search shows of one passage it found, or undefined when the passage is gone. */
+export function passageHit(db: DatabaseSync, passageId: number): PassageHitRow | undefined {
+  return statement(db, "SELECT page, section, marked, text FROM search_passages WHERE passage_id = ?")
+    .get(passageId) as PassageHitRow | undefined;
 }
 
 /** The pages of a document that have no text, only a picture (search cannot find them). */

@@ -1,7 +1,9 @@
 /**
  * The passage vectors of the semantic search: one row per document with the
- * vectors its last `PassagesEmbedded` event recorded (see
- * `src/search/vectors.ts` for the packing).
+ * vectors its last `PassagesEmbedded` event recorded (packed as
+ * `src/search/vectors.ts` packs them), what is embedded for each passage, and
+ * the queries the vector search reads (the scope's documents, the vectors of
+ * a model, a passage by its place in its document).
  *
  * Events: `PassagesEmbedded` replaces the document's row when the digest of
  * the document's indexed passages is the one the vectors were made from (so a
@@ -15,11 +17,13 @@
  *
  * @module
  */
-import type { DatabaseSync } from "node:sqlite";
+import { createHash } from "node:crypto";
+import { Buffer } from "node:buffer";
+import type { DatabaseSync, SQLInputValue } from "node:sqlite";
 import type { EventType, RecordedEvent } from "../events/types.ts";
 import type { Projection } from "./projection.ts";
 import { statement } from "./_statements.ts";
-import { passageInputs, vectorRow } from "../src/search/vectors.ts";
+import type { SearchScope } from "../src/analysis/scope.ts";
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS search_vector_sets (
@@ -104,4 +108,127 @@ export function vectorCoverage(db: DatabaseSync, model: string): { ready: number
     n: number;
   }).n;
   return { ready, pending: Math.max(0, indexed - ready) };
+}
+
+/** The most characters of a passage given to a model (models read about 512 tokens). */
+export const MAX_EMBED_CHARS = 2000;
+
+/** What the model is given for each of a document's passages, in passage order, and a digest over them. */
+export interface PassageInputs {
+  texts: string[];
+  sha256: string;
+}
+
+/** The texts to embed for a document's indexed passages (section, text and speaker notes). */
+export function passageInputs(db: DatabaseSync, documentId: string): PassageInputs {
+  const rows = statement(
+    db,
+    "SELECT section, text, notes FROM search_passages WHERE document_id = ? ORDER BY passage_id",
+  ).all(documentId) as Array<{ section: string | null; text: string; notes: string | null }>;
+  const texts = rows.map((row) =>
+    [row.section, row.text, row.notes].filter((part) => part && part.trim() !== "").join("\n")
+      .slice(0, MAX_EMBED_CHARS)
+  );
+  const hash = createHash("sha256");
+  for (const text of texts) hash.update(`${text.length}:${text}`);
+  return { texts, sha256: hash.digest("hex") };
+}
+
+/** The projection row's blob: the norms (float32) of `count` packed vectors, then the vectors. */
+export function vectorRow(base64: string, count: number, dimensions: number): Uint8Array | null {
+  const raw = Buffer.from(base64, "base64");
+  if (raw.byteLength !== count * dimensions) return null;
+  const row = new Uint8Array(count * 4 + raw.byteLength);
+  const norms = new Float32Array(row.buffer, 0, count);
+  const vectors = new Int8Array(row.buffer, count * 4);
+  vectors.set(new Int8Array(raw.buffer, raw.byteOffset, raw.byteLength));
+  for (let i = 0; i < count; i++) {
+    let sum = 0;
+    for (let d = 0; d < dimensions; d++) sum += vectors[i * dimensions + d]! ** 2;
+    norms[i] = Math.sqrt(sum);
+  }
+  return row;
+}
+
+/**
+ * How many times the rows have changed: a process that keeps vectors in
+ * memory reads them again when this moves.
+ */
+export function vectorChanges(db: DatabaseSync): number {
+  return (statement(db, "SELECT n FROM search_vector_changes WHERE id = 1").get() as
+    | { n: number }
+    | undefined)?.n ?? 0;
+}
+
+/** One document's vectors of a model, as its row holds them (see {@linkcode vectorRow}). */
+export interface VectorSet {
+  dimensions: number;
+  passages: number;
+  norms: Float32Array;
+  vectors: Int8Array;
+}
+
+/** Every document's vectors of `model`, by document id: views over each row's blob, not copies. */
+export function readVectorSets(db: DatabaseSync, model: string): Map<string, VectorSet> {
+  const sets = new Map<string, VectorSet>();
+  const rows = statement(
+    db,
+    "SELECT document_id, dimensions, passages, vectors FROM search_vector_sets WHERE model = ?",
+  ).iterate(model) as Iterable<
+    { document_id: string; dimensions: number; passages: number; vectors: Uint8Array }
+  >;
+  for (const row of rows) {
+    const count = row.passages;
+    // Float32 views need a 4-byte aligned start.
+    if (row.vectors.byteOffset % 4 !== 0) row.vectors = row.vectors.slice();
+    sets.set(row.document_id, {
+      dimensions: row.dimensions,
+      passages: count,
+      norms: new Float32Array(row.vectors.buffer, row.vectors.byteOffset, count),
+      vectors: new Int8Array(row.vectors.buffer, row.vectors.byteOffset + count * 4, count * row.dimensions),
+    });
+  }
+  return sets;
+}
+
+/**
+ * The documents in a search's scope (the lexical search's scope rule), so a
+ * vector search never reads a document outside it.
+ */
+export function documentsInScope(db: DatabaseSync, scope: SearchScope): Iterable<{ document_id: string }> {
+  const { sql, params } = scopeSql(scope);
+  return statement(db, `SELECT d.document_id AS document_id FROM search_documents d WHERE ${sql}`)
+    .iterate(...params) as Iterable<{ document_id: string }>;
+}
+
+/** The lexical search's scope rule, over `search_documents` (`d`). */
+function scopeSql(scope: SearchScope): { sql: string; params: SQLInputValue[] } {
+  const documents = JSON.stringify(scope.documentIds);
+  if (scope.folderIds === null) {
+    return {
+      sql:
+        "d.person_id = ? AND (d.folder_id IS NOT NULL OR d.document_id IN (SELECT value FROM json_each(?)))",
+      params: [scope.personId, documents],
+    };
+  }
+  return {
+    sql: `d.person_id = ? AND (d.folder_id IN (SELECT value FROM json_each(?))
+      OR d.document_id IN (SELECT value FROM json_each(?)))`,
+    params: [scope.personId, JSON.stringify(scope.folderIds), documents],
+  };
+}
+
+/** The `ordinal`-th passage of a document in reading order (passage order), or undefined. */
+export function passageAt(db: DatabaseSync, documentId: string, ordinal: number): {
+  page: number | null;
+  section: string | null;
+  marked: number;
+  text: string;
+} | undefined {
+  return statement(
+    db,
+    "SELECT page, section, marked, text FROM search_passages WHERE document_id = ? ORDER BY passage_id LIMIT 1 OFFSET ?",
+  ).get(documentId, ordinal) as
+    | { page: number | null; section: string | null; marked: number; text: string }
+    | undefined;
 }

@@ -20,15 +20,24 @@
  * quarter of the scope's), the newest passages holding all the terms come
  * first, then those holding any, at most {@linkcode DF_CAP} of each.
  *
- * Reads the tables of `projections/search_index.ts`.
+ * The index is read through the queries of `projections/search_index.ts`
+ * (the scope's sums, full-text matches, the candidates' rows); the scoring
+ * here is arithmetic over what they return.
  *
  * @module
  */
-import type { DatabaseSync, SQLInputValue, StatementSync } from "node:sqlite";
+import type { DatabaseSync } from "node:sqlite";
+import {
+  candidateRows,
+  matchingRowids,
+  passageHit,
+  type RescoringRow,
+  rescoringRow,
+  scopeStatistics,
+} from "../../projections/search_index.ts";
 import {
   type AnalysisOptions,
   DEFAULT_ANALYSIS,
-  type LatinLanguage,
   type QueryTerm,
   queryTerms,
   quoteTerm,
@@ -85,14 +94,33 @@ export const DEFAULT_RANKING: Readonly<RankingOptions> = {
   languageIdf: false,
 };
 
-/** A lexical search: what, where, how many. */
-export interface LexicalOptions extends SearchScope {
+/** What to search and where. */
+export interface SearchOptions extends SearchScope {
+  /** The user's words or question. */
   query: string;
+  /** How many passages to return at most. */
   depth: number;
+  /** The analysis, when measuring one without some of its parts (the index must have been built with it). */
   analysis?: AnalysisOptions;
+  /** The ranking, when measuring one without some of its parts. */
   ranking?: RankingOptions;
-  /** Dictionaries an English question's words are translated through (default: the installed ones; null: none). */
+  /** The dictionaries an English question is translated through (default: the installed ones; null: none). */
   dictionaries?: DictionaryLookup | null;
+}
+
+/** One passage found by {@linkcode searchPassages}. */
+export interface SearchHit {
+  document_id: string;
+  /** Page of the passage (estimated for Word and text files until a PDF copy exists). */
+  page: number | null;
+  /** The heading above the passage (Word files), or null. */
+  section: string | null;
+  /** The page's text may miss a figure, chart or table. */
+  marked: boolean;
+  /** The passage's text as extracted. */
+  text: string;
+  /** The ranking's score, negated: lower is better. */
+  rank: number;
 }
 
 /** One passage found, with its score (higher is better). */
@@ -149,15 +177,35 @@ interface Candidate {
   score: number;
 }
 
-/** The best passages in scope for a query, best first, at most `depth`. */
-export function lexicalSearch(db: DatabaseSync, options: LexicalOptions): RankedPassage[] {
+/**
+ * The best passages for a query in a person's scope, best first, at most
+ * `depth`, ranked from the scope's own statistics. Ties are broken by
+ * document id, then reading order, so the same search always gives the same
+ * order.
+ */
+export function searchPassages(db: DatabaseSync, options: SearchOptions): SearchHit[] {
+  return lexicalSearch(db, options).map(({ passage_id, document_id, score }) => {
+    const row = passageHit(db, passage_id)!;
+    return {
+      document_id,
+      page: row.page,
+      section: row.section,
+      marked: row.marked === 1,
+      text: row.text,
+      rank: -score,
+    };
+  });
+}
+
+/** The best passages in scope for a query, best first, at most `depth`, with their scores. */
+export function lexicalSearch(db: DatabaseSync, options: SearchOptions): RankedPassage[] {
   const depth = Math.max(0, Math.floor(options.depth));
   const analysis = options.analysis ?? DEFAULT_ANALYSIS;
   const ranking = options.ranking ?? DEFAULT_RANKING;
   const dictionaries = options.dictionaries === undefined ? installedDictionaries() : options.dictionaries;
   const queried = translateTerms(queryTerms(options.query, analysis), options.query, dictionaries, analysis);
   if (queried.length === 0 || depth === 0 || isEmptyScope(options)) return [];
-  const stats = scopeStats(db, options);
+  const stats = scopeStatistics(db, options);
   if (stats.passages === 0) return [];
   const scope = `(${scopeTokens(options).map(quoteTerm).join(" OR ")})`;
   const terms: Term[] = [];
@@ -167,7 +215,10 @@ export function lexicalSearch(db: DatabaseSync, options: LexicalOptions): Ranked
     if (ranking.languageIdf && query.own !== undefined && query.own < query.terms.length) {
       // Each side's passages, newest first; together (the newest DF_CAP of both) they are the pooled term's.
       const [own, translated] = [query.terms.slice(0, query.own), query.terms.slice(query.own)].map((part) =>
-        rowids(db, `${scope} AND ${termExpression({ ...query, terms: part })}`, DF_CAP)
+        matchingRowids(db, {
+          match: `${scope} AND ${termExpression({ ...query, terms: part })}`,
+          limit: DF_CAP,
+        })
       ) as [number[], number[]];
       const found = [...new Set([...own, ...translated])].sort((a, b) => b - a).slice(0, DF_CAP);
       if (found.length === 0) continue;
@@ -186,7 +237,7 @@ export function lexicalSearch(db: DatabaseSync, options: LexicalOptions): Ranked
       continue;
     }
     // The passages found count the term's document frequency (up to the cap) and serve as candidates below.
-    const found = rowids(db, `${scope} AND ${expression}`, DF_CAP);
+    const found = matchingRowids(db, { match: `${scope} AND ${expression}`, limit: DF_CAP });
     const df = found.length;
     if (df === 0) continue;
     terms.push({ query, expression, df, idf: idfOf(df), rowids: found });
@@ -262,19 +313,22 @@ function findCandidates(
       // the drivers' passages stay under, so the limit never cuts).
       const found = term.df < DF_CAP
         ? term.rowids.filter((rowid) => holding.has(rowid))
-        : rowids(db, `${scope} AND ${anyDriver} AND ${term.expression}`, DRIVER_BUDGET);
+        : matchingRowids(db, {
+          match: `${scope} AND ${anyDriver} AND ${term.expression}`,
+          limit: DRIVER_BUDGET,
+        });
       for (const rowid of found) hold(rowid, index);
     }
   } else {
     // Every term is common: the newest passages holding all of them, then any of them.
     const all = terms.map((term) => term.expression);
     const tiers = terms.length > 1 ? [`${scope} AND ${all.join(" AND ")}`] : [];
-    for (const rowid of tiers.length ? rowids(db, tiers[0]!, DF_CAP) : []) {
+    for (const rowid of tiers.length ? matchingRowids(db, { match: tiers[0]!, limit: DF_CAP }) : []) {
       for (const index of terms.keys()) hold(rowid, index);
       first.add(rowid);
     }
     if (holding.size < RERANK) {
-      const found = rowids(db, `${scope} AND (${all.join(" OR ")})`, DF_CAP);
+      const found = matchingRowids(db, { match: `${scope} AND (${all.join(" OR ")})`, limit: DF_CAP });
       const floor = found.at(-1) ?? 0;
       const fresh = new Set(found.filter((rowid) => !holding.has(rowid)));
       for (const index of terms.keys()) {
@@ -283,7 +337,7 @@ function findCandidates(
         const covers = term.rowids.length < DF_CAP || term.rowids.at(-1)! <= floor;
         const from = covers
           ? term.rowids.filter((rowid) => rowid >= floor)
-          : rowids(db, `${scope} AND ${term.expression}`, DF_CAP, floor);
+          : matchingRowids(db, { match: `${scope} AND ${term.expression}`, limit: DF_CAP, fromRowid: floor });
         for (const rowid of from) {
           if (fresh.has(rowid)) hold(rowid, index);
         }
@@ -291,12 +345,7 @@ function findCandidates(
     }
   }
   const out = new Map<number, Candidate>();
-  const rows = arrays(
-    db,
-    `SELECT passage_id, document_id, length FROM search_passages INDEXED BY search_passages_rank
-     WHERE passage_id IN (SELECT value FROM json_each(?))`,
-  ).all(JSON.stringify([...holding.keys()])) as unknown as Array<[number, string, number]>;
-  for (const [passage_id, document_id, length] of rows) {
+  for (const [passage_id, document_id, length] of candidateRows(db, [...holding.keys()])) {
     const tier = first.has(passage_id) ? 1 : 0;
     out.set(passage_id, { passage_id, document_id, length, holds: holding.get(passage_id)!, tier, score: 0 });
   }
@@ -312,60 +361,57 @@ function rescore(
   analysis: AnalysisOptions,
   ranking: RankingOptions,
 ): void {
-  const load = statement(
-    db,
-    `SELECT p.text AS text, p.section AS section, p.notes AS notes, p.language AS language, d.name AS name,
-       d.type AS type, p.page AS page
-     FROM search_passages p JOIN search_documents d ON d.document_id = p.document_id WHERE p.passage_id = ?`,
-  );
-
   const matcher = new TermMatcher(terms.map((term) => term.query), analysis);
-  const tf = ranking.termFrequency ? (n: number) => n : (n: number) => Math.min(n, 1);
   for (const candidate of candidates) {
-    const row = load.get(candidate.passage_id) as
-      | {
-        text: string;
-        section: string | null;
-        notes: string | null;
-        language: LatinLanguage;
-        name: string;
-        type: string;
-        page: number | null;
-      }
-      | undefined;
+    const row = rescoringRow(db, candidate.passage_id);
     if (!row) continue;
     candidate.page = row.page;
-    const fields = passageFields(row, row);
-    const language = row.language;
-    const body = matcher.positions(fields.body, language);
-    const heading = fields.heading ? matcher.positions(fields.heading, language) : null;
-    const notes = fields.notes ? matcher.positions(fields.notes, language) : null;
-    const name = matcher.positions(fields.name, "en");
-    const norm = 1 - B + B * (candidate.length / averageLength);
-    const idfs = idfsOf(terms, candidate.passage_id);
-    const totalIdf = idfs.reduce((sum, idf) => sum + idf, 0);
-    let score = 0;
-    let held = 0;
-    terms.forEach((_term, index) => {
-      const counts = {
-        body: body[index]!.length,
-        heading: heading ? heading[index]!.length : 0,
-        notes: notes ? notes[index]!.length : 0,
-        name: name[index]!.length,
-      };
-      const weighted = ranking.fields
-        ? tf(counts.body) / norm + WEIGHTS.heading * tf(counts.heading) + WEIGHTS.notes * tf(counts.notes) +
-          WEIGHTS.name * tf(counts.name)
-        : tf(counts.body + counts.heading + counts.notes + counts.name) / norm;
-      if (weighted > 0) {
-        score += idfs[index]! * weighted * (K1 + 1) / (weighted + K1);
-        held += idfs[index]!;
-      }
-    });
-    if (ranking.proximity) score += PROXIMITY_WEIGHT * proximity(body, idfs);
-    if (ranking.coverage && totalIdf > 0) score *= COVERAGE_FLOOR + (1 - COVERAGE_FLOOR) * (held / totalIdf);
-    candidate.score = score;
+    candidate.score = scoreFromText(row, candidate, { terms, matcher, averageLength, ranking });
   }
+}
+
+/** What {@linkcode scoreFromText} weighs a passage by, the same for every candidate of a search. */
+interface TextScoring {
+  terms: Term[];
+  matcher: TermMatcher;
+  averageLength: number;
+  ranking: RankingOptions;
+}
+
+/** A candidate's score from its passage's stored text: BM25 over fields, proximity, coverage. */
+function scoreFromText(row: RescoringRow, candidate: Candidate, scoring: TextScoring): number {
+  const { terms, matcher, averageLength, ranking } = scoring;
+  const tf = ranking.termFrequency ? (n: number) => n : (n: number) => Math.min(n, 1);
+  const fields = passageFields(row, row);
+  const language = row.language;
+  const body = matcher.positions(fields.body, language);
+  const heading = fields.heading ? matcher.positions(fields.heading, language) : null;
+  const notes = fields.notes ? matcher.positions(fields.notes, language) : null;
+  const name = matcher.positions(fields.name, "en");
+  const norm = 1 - B + B * (candidate.length / averageLength);
+  const idfs = idfsOf(terms, candidate.passage_id);
+  const totalIdf = idfs.reduce((sum, idf) => sum + idf, 0);
+  let score = 0;
+  let held = 0;
+  terms.forEach((_term, index) => {
+    const counts = {
+      body: body[index]!.length,
+      heading: heading ? heading[index]!.length : 0,
+      notes: notes ? notes[index]!.length : 0,
+      name: name[index]!.length,
+    };
+    const weighted = ranking.fields
+      ? tf(counts.body) / norm + WEIGHTS.heading * tf(counts.heading) + WEIGHTS.notes * tf(counts.notes) +
+        WEIGHTS.name * tf(counts.name)
+      : tf(counts.body + counts.heading + counts.notes + counts.name) / norm;
+    if (weighted > 0) {
+      score += idfs[index]! * weighted * (K1 + 1) / (weighted + K1);
+      held += idfs[index]!;
+    }
+  });
+  if (ranking.proximity) score += PROXIMITY_WEIGHT * proximity(body, idfs);
+  if (ranking.coverage && totalIdf > 0) score *= COVERAGE_FLOOR + (1 - COVERAGE_FLOOR) * (held / totalIdf);
+  return score;
 }
 
 /** Adds `share` of the scores of a page's other passages to its best passage's. */
@@ -417,67 +463,4 @@ function byScore(a: Candidate, b: Candidate): number {
   if (a.score !== b.score) return b.score - a.score;
   if (a.document_id !== b.document_id) return a.document_id < b.document_id ? -1 : 1;
   return a.passage_id - b.passage_id;
-}
-
-/** Passages and tokens of the scope, from the per-document sums. */
-function scopeStats(db: DatabaseSync, scope: SearchScope): { passages: number; tokens: number } {
-  const documents = JSON.stringify(scope.documentIds);
-  const where = scope.folderIds === null
-    ? "person_id = ? AND (folder_id IS NOT NULL OR document_id IN (SELECT value FROM json_each(?)))"
-    : `person_id = ? AND (folder_id IN (SELECT value FROM json_each(?))
-         OR document_id IN (SELECT value FROM json_each(?)))`;
-  const params: SQLInputValue[] = scope.folderIds === null
-    ? [scope.personId, documents]
-    : [scope.personId, JSON.stringify(scope.folderIds), documents];
-  const row = statement(
-    db,
-    `SELECT coalesce(sum(passages), 0) AS passages, coalesce(sum(tokens), 0) AS tokens
-     FROM search_documents WHERE ${where}`,
-  ).get(...params) as { passages: number; tokens: number };
-  return row;
-}
-
-/** The row ids matching, newest first, at most `limit`, from `fromRowid` on. */
-function rowids(db: DatabaseSync, match: string, limit: number, fromRowid = 0): number[] {
-  const rows = arrays(
-    db,
-    "SELECT rowid FROM search_fts WHERE search_fts MATCH ? AND rowid >= ? ORDER BY rowid DESC LIMIT ?",
-  ).all(match, fromRowid, limit) as unknown as Array<[number]>;
-  return rows.map((row) => row[0]);
-}
-
-const arrayStatements = new WeakMap<DatabaseSync, Map<string, StatementSync>>();
-
-/** Like {@linkcode statement}, for queries of many rows: each row comes as an array of its columns. */
-function arrays(db: DatabaseSync, sql: string): StatementSync {
-  let cache = arrayStatements.get(db);
-  if (!cache) {
-    cache = new Map();
-    arrayStatements.set(db, cache);
-  }
-  let found = cache.get(sql);
-  if (!found) {
-    found = db.prepare(sql);
-    // In Deno's node:sqlite (as in Node's since 24), not yet in its types.
-    (found as StatementSync & { setReturnArrays(enabled: boolean): void }).setReturnArrays(true);
-    cache.set(sql, found);
-  }
-  return found;
-}
-
-const prepared = new WeakMap<DatabaseSync, Map<string, StatementSync>>();
-
-/** The prepared statement for `sql` on `db` (the ranking's statements are few and fixed). */
-function statement(db: DatabaseSync, sql: string): StatementSync {
-  let cache = prepared.get(db);
-  if (!cache) {
-    cache = new Map();
-    prepared.set(db, cache);
-  }
-  let found = cache.get(sql);
-  if (!found) {
-    found = db.prepare(sql);
-    cache.set(sql, found);
-  }
-  return found;
 }

@@ -11,11 +11,11 @@
  * @module
  */
 import type { DatabaseSync } from "node:sqlite";
-import { type SearchHit, type SearchOptions, searchPassages } from "../../projections/search_index.ts";
-import { vectorCoverage } from "../../projections/search_vectors.ts";
+import { type SearchHit, type SearchOptions, searchPassages } from "./lexical.ts";
+import { MAX_EMBED_CHARS, passageAt, vectorCoverage } from "../../projections/search_vectors.ts";
 import type { Embedder } from "./embedders/embedder.ts";
 import { reciprocalRankFusion } from "./fusion.ts";
-import { MAX_EMBED_CHARS, nearestPassages, passageAt } from "./vectors.ts";
+import { nearestPassages } from "./vectors.ts";
 
 /** How long a search waits for its query's vector before answering lexically. */
 export const QUERY_EMBED_TIMEOUT_MS = 5_000;

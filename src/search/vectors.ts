@@ -1,44 +1,25 @@
 /**
- * Passage vectors: what is embedded for each passage, how vectors are packed
- * into `PassagesEmbedded` events and the projection's rows, and the nearest
- * passages to a query vector within a search's scope.
+ * Passage vectors: how a model's vectors are packed into `PassagesEmbedded`
+ * events, and the nearest passages to a query vector within a search's scope.
  *
  * A vector is stored as signed bytes, scaled so its largest component is
  * ±127 (a quarter of float32's size; cosine order barely moves). The
- * projection keeps one row per document: the model, the count, and the
- * passages' vectors after their norms, in passage order. A searching process
- * keeps the current model's vectors in memory until the rows change.
+ * projection (`projections/search_vectors.ts`) keeps one row per document:
+ * the model, the count, and the passages' vectors after their norms, in
+ * passage order; it also says what is embedded for each passage. A searching
+ * process keeps the current model's vectors in memory until the rows change.
  *
  * @module
  */
-import { createHash } from "node:crypto";
 import { Buffer } from "node:buffer";
-import type { DatabaseSync, SQLInputValue } from "node:sqlite";
-import { statement } from "../../projections/_statements.ts";
-
-/** The most characters of a passage given to a model (models read about 512 tokens). */
-export const MAX_EMBED_CHARS = 2000;
-
-/** What the model is given for each of a document's passages, in passage order, and a digest over them. */
-export interface PassageInputs {
-  texts: string[];
-  sha256: string;
-}
-
-/** The texts to embed for a document's indexed passages (section, text and speaker notes). */
-export function passageInputs(db: DatabaseSync, documentId: string): PassageInputs {
-  const rows = statement(
-    db,
-    "SELECT section, text, notes FROM search_passages WHERE document_id = ? ORDER BY passage_id",
-  ).all(documentId) as Array<{ section: string | null; text: string; notes: string | null }>;
-  const texts = rows.map((row) =>
-    [row.section, row.text, row.notes].filter((part) => part && part.trim() !== "").join("\n")
-      .slice(0, MAX_EMBED_CHARS)
-  );
-  const hash = createHash("sha256");
-  for (const text of texts) hash.update(`${text.length}:${text}`);
-  return { texts, sha256: hash.digest("hex") };
-}
+import type { DatabaseSync } from "node:sqlite";
+import {
+  documentsInScope,
+  readVectorSets,
+  vectorChanges,
+  type VectorSet,
+} from "../../projections/search_vectors.ts";
+import type { SearchScope } from "../analysis/scope.ts";
 
 /** Packs vectors as signed bytes (base64 for an event). A zero vector (nothing the model knew) stays zero. */
 export function packVectors(vectors: readonly Float32Array[], dimensions: number): string {
@@ -58,30 +39,6 @@ export function packVectors(vectors: readonly Float32Array[], dimensions: number
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64");
 }
 
-/** The projection row's blob: the norms (float32) of `count` packed vectors, then the vectors. */
-export function vectorRow(base64: string, count: number, dimensions: number): Uint8Array | null {
-  const raw = Buffer.from(base64, "base64");
-  if (raw.byteLength !== count * dimensions) return null;
-  const row = new Uint8Array(count * 4 + raw.byteLength);
-  const norms = new Float32Array(row.buffer, 0, count);
-  const vectors = new Int8Array(row.buffer, count * 4);
-  vectors.set(new Int8Array(raw.buffer, raw.byteOffset, raw.byteLength));
-  for (let i = 0; i < count; i++) {
-    let sum = 0;
-    for (let d = 0; d < dimensions; d++) sum += vectors[i * dimensions + d]! ** 2;
-    norms[i] = Math.sqrt(sum);
-  }
-  return row;
-}
-
-/** Where a vector search looks: the same scope as the lexical search's. */
-export interface VectorScope {
-  personId: string;
-  /** Folders (with their descendants); null means every folder of the person. */
-  folderIds: string[] | null;
-  documentIds: string[];
-}
-
 /** A passage near the query: its document, its place among the document's passages, and the cosine. */
 export interface NearPassage {
   document_id: string;
@@ -97,7 +54,7 @@ export interface NearPassage {
 export function nearestPassages(
   db: DatabaseSync,
   model: string,
-  scope: VectorScope,
+  scope: SearchScope,
   query: Float32Array,
   depth: number,
 ): NearPassage[] {
@@ -111,10 +68,8 @@ export function nearestPassages(
   if (!(queryNorm > 0)) return [];
   const sets = vectorSets(db, model);
   if (sets.size === 0) return [];
-  const { sql, params } = scopeSql(scope);
   // The scope is read from the index on every search; only the vectors are kept in memory.
-  const inScope = statement(db, `SELECT d.document_id AS document_id FROM search_documents d WHERE ${sql}`)
-    .iterate(...params) as Iterable<{ document_id: string }>;
+  const inScope = documentsInScope(db, scope);
   const best: NearPassage[] = [];
   for (const { document_id } of inScope) {
     const set = sets.get(document_id);
@@ -138,40 +93,14 @@ export function nearestPassages(
   return best;
 }
 
-interface VectorSet {
-  dimensions: number;
-  passages: number;
-  norms: Float32Array;
-  vectors: Int8Array;
-}
-
 /** The vectors of one model, per document, kept per database until the projection's rows change. */
 const memory = new WeakMap<DatabaseSync, { model: string; changes: number; sets: Map<string, VectorSet> }>();
 
 function vectorSets(db: DatabaseSync, model: string): Map<string, VectorSet> {
-  const changes = (statement(db, "SELECT n FROM search_vector_changes WHERE id = 1").get() as
-    | { n: number }
-    | undefined)?.n ?? 0;
+  const changes = vectorChanges(db);
   const kept = memory.get(db);
   if (kept && kept.model === model && kept.changes === changes) return kept.sets;
-  const sets = new Map<string, VectorSet>();
-  const rows = statement(
-    db,
-    "SELECT document_id, dimensions, passages, vectors FROM search_vector_sets WHERE model = ?",
-  ).iterate(model) as Iterable<
-    { document_id: string; dimensions: number; passages: number; vectors: Uint8Array }
-  >;
-  for (const row of rows) {
-    const count = row.passages;
-    // Float32 views need a 4-byte aligned start.
-    if (row.vectors.byteOffset % 4 !== 0) row.vectors = row.vectors.slice();
-    sets.set(row.document_id, {
-      dimensions: row.dimensions,
-      passages: count,
-      norms: new Float32Array(row.vectors.buffer, row.vectors.byteOffset, count),
-      vectors: new Int8Array(row.vectors.buffer, row.vectors.byteOffset + count * 4, count * row.dimensions),
-    });
-  }
+  const sets = readVectorSets(db, model);
   memory.set(db, { model, changes, sets });
   return sets;
 }
@@ -180,36 +109,4 @@ function before(a: NearPassage, b: NearPassage): boolean {
   if (a.score !== b.score) return a.score > b.score;
   if (a.document_id !== b.document_id) return a.document_id < b.document_id;
   return a.ordinal < b.ordinal;
-}
-
-/** The lexical search's scope rule, over `search_documents` (`d`). */
-function scopeSql(scope: VectorScope): { sql: string; params: SQLInputValue[] } {
-  const documents = JSON.stringify(scope.documentIds);
-  if (scope.folderIds === null) {
-    return {
-      sql:
-        "d.person_id = ? AND (d.folder_id IS NOT NULL OR d.document_id IN (SELECT value FROM json_each(?)))",
-      params: [scope.personId, documents],
-    };
-  }
-  return {
-    sql: `d.person_id = ? AND (d.folder_id IN (SELECT value FROM json_each(?))
-      OR d.document_id IN (SELECT value FROM json_each(?)))`,
-    params: [scope.personId, JSON.stringify(scope.folderIds), documents],
-  };
-}
-
-/** The `ordinal`-th passage of a document in reading order (passage order), or undefined. */
-export function passageAt(db: DatabaseSync, documentId: string, ordinal: number): {
-  page: number | null;
-  section: string | null;
-  marked: number;
-  text: string;
-} | undefined {
-  return statement(
-    db,
-    "SELECT page, section, marked, text FROM search_passages WHERE document_id = ? ORDER BY passage_id LIMIT 1 OFFSET ?",
-  ).get(documentId, ordinal) as
-    | { page: number | null; section: string | null; marked: number; text: string }
-    | undefined;
 }

@@ -10,10 +10,10 @@
  *
  * @module
  */
-import { documentsWithoutVectors } from "../../projections/search_vectors.ts";
+import { documentsWithoutVectors, passageInputs } from "../../projections/search_vectors.ts";
 import type { SergoApp } from "../app.ts";
 import type { SemanticSearch } from "../search/semantic.ts";
-import { packVectors, passageInputs } from "../search/vectors.ts";
+import { packVectors } from "../search/vectors.ts";
 
 /** How long a document whose embedding failed waits before it is tried again. */
 export const RETRY_MS = 60_000;

@@ -5,7 +5,7 @@ import { ensureFolderPath } from "../../src/domain/folders.ts";
 import { createAgentKey, createPersonalKey, issueLoginToken } from "../../src/domain/keys.ts";
 import { addPerson } from "../../src/domain/people.ts";
 import { NONE_PRESET_REASON } from "../../src/domain/documents_decide.ts";
-import { searchPassages } from "../../projections/search_index.ts";
+import { searchPassages } from "../../src/search/lexical.ts";
 import { testServer } from "../http/_server.ts";
 import { CORPUS_DIR } from "../helpers/corpus.ts";
 

@@ -12,7 +12,7 @@ import { createAgentKey, createPersonalKey, issueLoginToken } from "../../src/do
 import { addPerson } from "../../src/domain/people.ts";
 import { createExtractionPool } from "../../src/processing/worker_pool.ts";
 import { ProcessingWorker } from "../../src/workers/processing_worker.ts";
-import { searchPassages } from "../../projections/search_index.ts";
+import { searchPassages } from "../../src/search/lexical.ts";
 import { CORPUS_DIR } from "../helpers/corpus.ts";
 import { TASK_PERMISSIONS, tempDir } from "../helpers/temp.ts";
 import { makeLocalhostCertificate } from "../helpers/certificates.ts";

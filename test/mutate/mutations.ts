@@ -643,7 +643,7 @@ export const MUTATIONS: Mutation[] = [
     name: "search: document frequencies counted over the whole index, not the scope",
     file: "src/search/lexical.ts",
     from: "    const df = found.length;",
-    to: "    const df = rowids(db, expression, DF_CAP).length;",
+    to: "    const df = matchingRowids(db, { match: expression, limit: DF_CAP }).length;",
     tests: [RANKING_SCOPE],
   },
   {
@@ -1025,7 +1025,7 @@ export const MUTATIONS: Mutation[] = [
   // search
   {
     name: "semantic search: the key's folders ignored",
-    file: "src/search/vectors.ts",
+    file: "projections/search_vectors.ts",
     from: "sql: `d.person_id = ? AND (d.folder_id IN (SELECT value FROM json_each(?))",
     to: "sql: `d.person_id = ? AND (d.folder_id IN (SELECT value FROM json_each(?)) OR 1",
     tests: [SEMANTIC],
@@ -1034,7 +1034,7 @@ export const MUTATIONS: Mutation[] = [
     // (Over a key's own folders the person check is redundant: folder ids are one person's. Over all of a
     // person's folders it is the only check.)
     name: "semantic search: another person's documents searched",
-    file: "src/search/vectors.ts",
+    file: "projections/search_vectors.ts",
     from: '"d.person_id = ? AND (d.folder_id IS NOT NULL OR',
     to: '"(d.person_id = ? OR 1) AND (d.folder_id IS NOT NULL OR',
     tests: ["test/search/semantic_scope_test.ts"],

@@ -9,7 +9,7 @@ import { DatabaseSync } from "node:sqlite";
 import { join } from "node:path";
 import { ALL_PROJECTIONS } from "../../projections/all.ts";
 import { projectionDigest } from "../../projections/digest.ts";
-import { searchPassages } from "../../projections/search_index.ts";
+import { searchPassages } from "../../src/search/lexical.ts";
 import { openApp } from "../../src/app.ts";
 import { deleteDocument, uploadFile } from "../../src/domain/documents.ts";
 import { createFolder } from "../../src/domain/folders.ts";

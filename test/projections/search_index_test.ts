@@ -13,11 +13,9 @@ import {
   analysisVersion,
   createSearchIndexProjection,
   documentImageOnlyPages,
-  type SearchHit,
   searchIndexProjection,
-  type SearchOptions,
-  searchPassages,
 } from "../../projections/search_index.ts";
+import { type SearchHit, type SearchOptions, searchPassages } from "../../src/search/lexical.ts";
 import { CORPUS_DIR } from "../helpers/corpus.ts";
 import { needs } from "../helpers/dependencies.ts";
 

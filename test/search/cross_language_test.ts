@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { unzipSync } from "fflate";
 import type { ProcessedPage } from "../../events/types.ts";
-import { type SearchOptions, searchPassages } from "../../projections/search_index.ts";
+import { type SearchOptions, searchPassages } from "../../src/search/lexical.ts";
 import { analyze, indexTermsOf, queryTerms, TermMatcher } from "../../src/analysis/analysis.ts";
 import { Dictionaries, loadDictionaries } from "../../src/search/dictionaries.ts";
 import { CORPUS_DIR } from "../helpers/corpus.ts";

@@ -8,7 +8,8 @@ import assert from "node:assert/strict";
 import { onnxEmbedder } from "../../src/search/embedders/onnx.ts";
 import { embeddingsEndpoint, openAiEmbedder } from "../../src/search/embedders/openai.ts";
 import { reciprocalRankFusion } from "../../src/search/fusion.ts";
-import { packVectors, vectorRow } from "../../src/search/vectors.ts";
+import { packVectors } from "../../src/search/vectors.ts";
+import { vectorRow } from "../../projections/search_vectors.ts";
 import { startEmbeddingsServer } from "./_embeddings_server.ts";
 import { gloveModelDir } from "./_glove_model.ts";
 

@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import { type Config, loadConfig } from "../../src/config.ts";
 import { startServer } from "../../src/cli/serve.ts";
-import { searchPassages } from "../../projections/search_index.ts";
+import { searchPassages } from "../../src/search/lexical.ts";
 import { nearestPassages } from "../../src/search/vectors.ts";
 import { runCli, tempDir } from "../helpers/temp.ts";
 import { CORPUS_DIR } from "../helpers/corpus.ts";

@@ -8,11 +8,12 @@
 import assert from "node:assert/strict";
 import type { EventData, EventType, RecordedEvent } from "../../events/types.ts";
 import { openProjector } from "../../projections/projector.ts";
-import { searchIndexProjection, searchPassages } from "../../projections/search_index.ts";
-import { searchVectorsProjection } from "../../projections/search_vectors.ts";
+import { searchIndexProjection } from "../../projections/search_index.ts";
+import { searchPassages } from "../../src/search/lexical.ts";
+import { passageInputs, searchVectorsProjection } from "../../projections/search_vectors.ts";
 import { onnxEmbedder } from "../../src/search/embedders/onnx.ts";
 import { SemanticSearch } from "../../src/search/semantic.ts";
-import { packVectors, passageInputs } from "../../src/search/vectors.ts";
+import { packVectors } from "../../src/search/vectors.ts";
 import { CORPUS_DIR } from "../helpers/corpus.ts";
 import { needs } from "../helpers/dependencies.ts";
 import { gloveModelDir } from "./_glove_model.ts";

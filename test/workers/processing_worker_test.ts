@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { claimableProcessing, copiesReady, getDocument } from "../../projections/catalogue.ts";
-import { searchPassages } from "../../projections/search_index.ts";
+import { searchPassages } from "../../src/search/lexical.ts";
 import { recordUpload, uploadFile } from "../../src/domain/documents.ts";
 import { addPerson } from "../../src/domain/people.ts";
 import { createExtractionPool } from "../../src/processing/worker_pool.ts";

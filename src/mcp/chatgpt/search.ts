@@ -9,7 +9,7 @@
  * @module
  */
 import type { DocumentRow } from "../../../projections/catalogue.ts";
-import type { SearchHit } from "../../../projections/search_index.ts";
+import type { SearchHit } from "../../search/lexical.ts";
 import { ArgumentError, type Arguments, stringArgument } from "../arguments.ts";
 import { MESSAGES } from "../texts.ts";
 import { pageOfPassages, rankedInScope } from "../tools/search.ts";

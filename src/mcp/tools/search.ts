@@ -6,7 +6,7 @@
  * @module
  */
 import { type DocumentRow, getDocument } from "../../../projections/catalogue.ts";
-import { type SearchHit, searchPassages } from "../../../projections/search_index.ts";
+import { type SearchHit, searchPassages } from "../../search/lexical.ts";
 import {
   ArgumentError,
   type Arguments,

@@ -187,7 +187,7 @@ const schemas = {
    * after processing, so that replay never calls the model. `vectors` is
    * base64 of `passages` × `dimensions` signed bytes, in passage order, each
    * vector scaled so its largest component is ±127; `text_sha256` is over the
-   * texts that were embedded (see `src/search/vectors.ts`): a document whose
+   * texts that were embedded (see `passageInputs` in `projections/search_vectors.ts`): a document whose
    * passages have changed since gets none of them.
    */
   PassagesEmbedded: z.object({

@@ -158,7 +158,11 @@ Deno.test("Standard's time budget: a long scan stops at its time, the page runni
       60,
       "every page is read or left with the budget's reason",
     );
-    assert.deepEqual(tesseractChildren(), [], "no Tesseract left running");
+    // The stopped page's run is killed; its exit may be reaped a moment after the document's end (seen once
+    // in a quiet suite run). What must not happen is a run left to go on reading.
+    await waitFor(`no Tesseract left running (${tesseractChildren().join(", ")})`, 3_000, () => {
+      return tesseractChildren().length === 0;
+    });
   } finally {
     await world.close();
   }

@@ -32,6 +32,21 @@ function readingRuns(): number[] {
   return tesseractChildren().filter((pid) => commandLine(pid).includes("hocr"));
 }
 
+/** The reading runs that start next (within a minute): those not running when asked. */
+async function nextReading(what: string): Promise<number[]> {
+  const earlier = new Set(readingRuns());
+  await waitFor(what, 60_000, () => readingRuns().some((pid) => !earlier.has(pid)));
+  return readingRuns().filter((pid) => !earlier.has(pid));
+}
+
+/** Waits for every one of `pids` to have ended; resolves how long that took. */
+function untilGone(pids: readonly number[], what: string, ms: number): Promise<number> {
+  return waitFor(what, ms, () => {
+    const now = new Set(tesseractChildren());
+    return pids.every((pid) => !now.has(pid));
+  });
+}
+
 /** Waits for `check` to hold, polling; fails with `what` past the deadline. */
 async function waitFor(what: string, ms: number, check: () => boolean): Promise<number> {
   const started = Date.now();
@@ -201,34 +216,17 @@ Deno.test("Standard is fair and stops on deletion: another person's scan is read
     // start to their end.
     let pageMs = 0;
     for (let i = 0; i < 2; i++) {
-      const seen = new Set(readingRuns());
-      await waitFor(
-        "a new page's Tesseract reading",
-        60_000,
-        () => readingRuns().some((pid) => !seen.has(pid)),
-      );
-      const page = readingRuns().filter((pid) => !seen.has(pid));
-      pageMs = Math.max(
-        pageMs,
-        await waitFor("that page's reading to end", 120_000, () => {
-          const now = new Set(tesseractChildren());
-          return page.every((pid) => !now.has(pid));
-        }),
-      );
+      const page = await nextReading("a new page's Tesseract reading");
+      pageMs = Math.max(pageMs, await untilGone(page, "that page's reading to end", 120_000));
     }
     // A reading that has just started (two pages may be read at once: the other may be near its end).
-    const earlier = new Set(readingRuns());
-    await waitFor(
-      "the long scan's next Tesseract reading",
-      60_000,
-      () => readingRuns().some((pid) => !earlier.has(pid)),
-    );
-    const running = readingRuns().filter((pid) => !earlier.has(pid));
+    const running = await nextReading("the long scan's next Tesseract reading");
     await deleteDocument(world.app, { personId: ava, documentId: long }, "t");
-    const killedMs = await waitFor("the long scan's Tesseract being killed after the deletion", 5_000, () => {
-      const now = new Set(tesseractChildren());
-      return running.every((pid) => !now.has(pid));
-    });
+    const killedMs = await untilGone(
+      running,
+      "the long scan's Tesseract being killed after the deletion",
+      5_000,
+    );
     // Killed, not left to finish its page: it ended in well under the time a page's run takes.
     assert.ok(
       killedMs < pageMs / 2,

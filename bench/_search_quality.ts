@@ -31,6 +31,7 @@ import { type AnalysisOptions, DEFAULT_ANALYSIS } from "../src/analysis/analysis
 import { DEFAULT_RANKING, type RankingOptions, searchPassages } from "../src/search/lexical.ts";
 import type { DictionaryLookup } from "../src/search/dictionaries.ts";
 import { openDictionaryStore } from "../src/search/dictionary_store.ts";
+import { distinctExcerpts, pageOfPassages } from "../src/mcp/tools/search.ts";
 import type { CorpusFile } from "./_corpus_text.ts";
 import { loadDebianDocs } from "./_debian_docs.ts";
 
@@ -75,6 +76,8 @@ export interface Figures {
 
 const PERSON = "bench-person";
 const DEPTH = 50;
+/** The `search` tool's default limit: the excerpts an agent sees in its first answer. */
+const SHOWN_LIMIT = 10;
 const round = (value: number, digits = 3) => Math.round(value * 10 ** digits) / 10 ** digits;
 const normalize = (text: string) => text.normalize("NFC").replace(/\s+/g, " ").trim();
 
@@ -155,6 +158,12 @@ function languagePair(question: QualityQuestion): string {
 /** The corpus indexed twice: by Sergo's projection and as a plain FTS5 table, one row per page. */
 export interface QualityIndexes {
   sergo: PageSearch;
+  /**
+   * Sergo's pages as the `search` tool shows them to an agent: the first answer at the default limit (10
+   * excerpts, each document at most half of them, repeated excerpts once), grouped by document in the order of
+   * each document's best excerpt, read top to bottom. What an outside evaluation through MCP counts.
+   */
+  shown: PageSearch;
   /** Sergo's search with another ranking over the same index. */
   ranked(ranking: RankingOptions, dictionaries?: DictionaryLookup | null): PageSearch;
   plain: PageSearch;
@@ -217,7 +226,7 @@ export function buildQualityIndexes(
   projector.applyBatch(events);
   const fileOf = new Map(corpus.map(({ file }, index) => [`d${index}`, file]));
   const searchPlain = plain.prepare("SELECT rowid FROM plain WHERE plain MATCH ? ORDER BY rank LIMIT ?");
-  const ranked = (ranking: RankingOptions, withDictionaries = dictionaries): PageSearch => (query) =>
+  const hits = (query: string, ranking: RankingOptions, withDictionaries: DictionaryLookup | null) =>
     searchPassages(projector.db, {
       personId: PERSON,
       folderIds: null,
@@ -227,9 +236,23 @@ export function buildQualityIndexes(
       analysis,
       ranking,
       dictionaries: withDictionaries,
-    }).map((hit) => `${fileOf.get(hit.document_id)}#${hit.page}`);
+    });
+  const pageOf = (hit: { document_id: string; page: number | null }) =>
+    `${fileOf.get(hit.document_id)}#${hit.page}`;
+  const ranked = (ranking: RankingOptions, withDictionaries = dictionaries): PageSearch => (query) =>
+    hits(query, ranking, withDictionaries).map(pageOf);
+  const shown: PageSearch = (query) => {
+    const { page } = pageOfPassages(
+      distinctExcerpts(hits(query, DEFAULT_RANKING, dictionaries)),
+      SHOWN_LIMIT,
+      0,
+    );
+    const byDocument = Map.groupBy(page, (hit) => hit.document_id);
+    return [...byDocument.values()].flat().map(pageOf);
+  };
   return {
     sergo: ranked(DEFAULT_RANKING),
+    shown,
     ranked,
     plain: (query) => {
       const words = [...new Set(query.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])];
@@ -419,6 +442,7 @@ export async function benchDebianQuality(): Promise<Record<string, unknown>> {
   try {
     const sergo = scoreSearch(questions, indexes.sergo);
     const withoutDictionaries = scoreSearch(questions, indexes.ranked(DEFAULT_RANKING, null));
+    const shown = scoreSearch(questions, indexes.shown);
     const plain = scoreSearch(questions, indexes.plain);
     const misses = questions
       .filter((question) => obj(sergo.ranks)[question.id] === 0)
@@ -428,6 +452,7 @@ export async function benchDebianQuality(): Promise<Record<string, unknown>> {
       sergo: { ...sergo, tuning: undefined, held_out: undefined, held_out_kinds: undefined },
       plain_bm25_or: { ...plain, tuning: undefined, held_out: undefined, held_out_kinds: undefined },
       without_dictionaries: { overall: withoutDictionaries.overall, kinds: withoutDictionaries.kinds },
+      as_shown: { overall: shown.overall, kinds: shown.kinds },
       misses,
     };
   } finally {
@@ -445,6 +470,7 @@ export async function benchQuality(corpus: CorpusFile[]): Promise<Record<string,
   const indexes = buildQualityIndexes(corpus, DEFAULT_ANALYSIS, dictionaries);
   try {
     const sergo = scoreSearch(questions, indexes.sergo);
+    const shown = scoreSearch(questions, indexes.shown);
     const plain = scoreSearch(questions, indexes.plain);
     const oldFigures = (search: PageSearch) =>
       figuresOf(
@@ -457,6 +483,12 @@ export async function benchQuality(corpus: CorpusFile[]): Promise<Record<string,
       questions: questions.length,
       sergo: { ...sergo, ranks: undefined },
       plain_bm25_or: { ...plain, ranks: undefined },
+      as_shown: {
+        overall: shown.overall,
+        tuning: shown.tuning,
+        held_out: shown.held_out,
+        kinds: shown.kinds,
+      },
       held_out_misses: misses,
       dictionaries: dictionaries.pairs(),
       ablation: ablate(corpus, questions, indexes, sergo, dictionaries),

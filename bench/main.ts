@@ -141,6 +141,20 @@ export const MODULES: readonly BenchModule[] = [
             obj(plain[part]),
           ));
         }
+        // The same questions counted on what the search tool shows an agent (its first answer, each document
+        // capped at half of it, grouped by document): what an evaluation from outside, through MCP, sees.
+        const shown = obj(quality.as_shown);
+        for (const part of ["overall", "held_out"]) {
+          const s = obj(shown[part]);
+          if (Object.keys(s).length === 0) continue;
+          rows.push(qualityRow(
+            `  as the search tool shows it, ${part.replace("_", "-")} (${
+              show(s.questions)
+            } q.): recall@10, MRR`,
+            s,
+            obj(plain[part]),
+          ));
+        }
         const kinds = obj(sergo.kinds);
         for (const [kind, value] of Object.entries(kinds)) {
           const s = obj(value);
@@ -158,6 +172,14 @@ export const MODULES: readonly BenchModule[] = [
             s,
             obj(debianPlain.overall),
           ));
+          const debianShown = obj(obj(debian.as_shown).overall);
+          if (Object.keys(debianShown).length > 0) {
+            rows.push(qualityRow(
+              `  second set as the search tool shows it (${show(debianShown.questions)} q.): recall@10, MRR`,
+              debianShown,
+              obj(debianPlain.overall),
+            ));
+          }
           const without = obj(debian.without_dictionaries);
           rows.push({
             figure: "  second set without the dictionaries: recall@10, MRR",

@@ -41,7 +41,11 @@ import {
 } from "../domain/people.ts";
 import { PasswordPage, PeoplePage, SetupPage } from "./pages/people_page.tsx";
 import { SearchPage } from "./pages/search_page.tsx";
-import { installedDictionaries } from "../search/installed_dictionaries.ts";
+import {
+  installedDictionaries,
+  installedDictionariesProblem,
+  installedDictionariesReading,
+} from "../search/installed_dictionaries.ts";
 import { ApiDocsPage } from "./pages/api_docs_page.tsx";
 import { vendorFiles } from "./vendor.ts";
 import { consoleSearch } from "./search.ts";
@@ -599,7 +603,10 @@ async function searchPage(v: PersonVisit): Promise<Response> {
   const keys = listAgentKeys(db, person.person_id).map((k) => ({ id: k.key_id, name: k.name }));
   const query = (url.searchParams.get("q") ?? "").trim();
   const translations = installedDictionaries().pairs().map(({ pair }) => pair);
-  if (query === "") return v.render(SearchPage({ context, keys, result: null, translations }));
+  const translationsOff = translationsOffSentence(services.config.dictionaryDir);
+  if (query === "") {
+    return v.render(SearchPage({ context, keys, result: null, translations, translationsOff }));
+  }
   const offset = Math.max(
     0,
     Math.min(80, Math.trunc(Number(url.searchParams.get("offset") ?? 0)) || 0),
@@ -609,7 +616,22 @@ async function searchPage(v: PersonVisit): Promise<Response> {
     asKeyId: url.searchParams.get("as") || null,
     offset,
   });
-  return v.render(SearchPage({ context, keys, result, translations }));
+  return v.render(SearchPage({ context, keys, result, translations, translationsOff }));
+}
+
+/** Why no language pair is on, as the search page says it: turned off, still reading, or failed. */
+function translationsOffSentence(dictionaryDir: string | null): string | undefined {
+  if (dictionaryDir === null) return "Cross-language search is off: SERGO_DICTIONARIES is set to off.";
+  const problem = installedDictionariesProblem();
+  if (problem !== null) {
+    return `Cross-language search is off: the dictionaries in ${dictionaryDir} could not be read (${
+      problem.replace(/^They could not be read: /, "").replace(/\.$/, "")
+    }).`;
+  }
+  if (installedDictionariesReading()) {
+    return "Cross-language search is not on yet: the installed dictionaries are still being read.";
+  }
+  return undefined;
 }
 
 /** `/documents/:id[?page=]`: one document, fifty pages at a time. */

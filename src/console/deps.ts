@@ -13,7 +13,7 @@ import type { SignInCounter } from "./sign_in_throttle.ts";
 /** The settings the console reads. */
 export type ConsoleConfig = Pick<
   Config,
-  "publicUrl" | "oauth" | "maxUploadBytes" | "trustedProxies" | "dataDir" | "databaseUrl"
+  "publicUrl" | "oauth" | "maxUploadBytes" | "trustedProxies" | "dataDir" | "databaseUrl" | "dictionaryDir"
 >;
 
 /** What the console is built over. */

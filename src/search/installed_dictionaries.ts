@@ -15,6 +15,7 @@ import { openDictionaryStore } from "./dictionary_store.ts";
 let installed: DictionaryLookup = new Dictionaries();
 let loading: Promise<DictionaryLookup> | null = null;
 let problem: string | null = null;
+let settled = false;
 
 /** The dictionaries in use (empty until read, or when none is installed). */
 export function installedDictionaries(): DictionaryLookup {
@@ -24,6 +25,11 @@ export function installedDictionaries(): DictionaryLookup {
 /** Why the dictionaries could not be read, in one sentence, or null (read, still reading, or not asked). */
 export function installedDictionariesProblem(): string | null {
   return problem;
+}
+
+/** Whether they are being read now (asked for, not yet read nor failed). */
+export function installedDictionariesReading(): boolean {
+  return loading !== null && !settled;
 }
 
 /** Options of {@linkcode useInstalledDictionaries}. */
@@ -49,8 +55,12 @@ export function useInstalledDictionaries(
     (options.store === undefined
       ? loadDictionaries(options)
       : openDictionaryStore({ ...options, path: options.store })).then(
-        (dictionaries) => installed = dictionaries,
+        (dictionaries) => {
+          settled = true;
+          return installed = dictionaries;
+        },
         (error) => {
+          settled = true;
           const reason = (error instanceof Error ? error.message : String(error)).split("\n")[0]!.trim();
           problem = `They could not be read: ${reason.replace(/\.$/, "")}.`;
           throw error;

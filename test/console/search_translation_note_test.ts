@@ -21,4 +21,14 @@ Deno.test("the search page names the languages English questions are translated 
   assert.match(on, /An English question also finds pages in German, Japanese, Russian:/);
   const off = render(SearchPage({ context, keys: [], result: null, translations: [] }));
   assert.match(off, /Cross-language search is off: no bilingual dictionary is installed\./);
+  const failed = render(SearchPage({
+    context,
+    keys: [],
+    result: null,
+    translations: [],
+    translationsOff:
+      "Cross-language search is off: the dictionaries in /usr/share/dictd could not be read (disk full).",
+  }));
+  assert.match(failed, /could not be read \(disk full\)\./);
+  assert.doesNotMatch(failed, /no bilingual dictionary is installed/);
 });

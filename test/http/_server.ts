@@ -23,9 +23,11 @@ export interface TestServer extends AsyncDisposable {
 
 /** Starts a server over a fresh data directory with an optional clock. */
 export async function testServer(
-  options: { now?: () => Date; env?: Record<string, string> } = {},
+  options: { now?: () => Date; env?: Record<string, string>; prepare?: (dir: string) => Promise<void> } = {},
 ): Promise<TestServer> {
   const dir = await Deno.makeTempDir({ prefix: "sergo-http-" });
+  // What the data folder holds before the server opens it (removed with it).
+  await options.prepare?.(dir);
   const app = await openApp(dir, { now: options.now });
   // Settings come from `env` alone, so the machine's own SERGO_* variables never leak in.
   const env = options.env ?? {};

@@ -82,6 +82,8 @@ export interface SearchPageProps {
   result: ConsoleSearchResult | null;
   /** The languages an English question is translated into (the dictionaries' pairs, such as `en→de`). */
   translations?: readonly string[];
+  /** Why cross-language search is off when no pair is on, in one sentence (default: none is installed). */
+  translationsOff?: string;
 }
 
 const LANGUAGE_NAMES: Readonly<Record<string, string>> = {
@@ -97,7 +99,7 @@ const LANGUAGE_NAMES: Readonly<Record<string, string>> = {
 };
 
 /** The sentence saying which languages an English question also finds pages in. */
-export function TranslationNote({ pairs }: { pairs: readonly string[] }): VNode {
+export function TranslationNote({ pairs, off }: { pairs: readonly string[]; off?: string }): VNode {
   const languages = [...new Set(pairs.map((pair) => pair.split("→")[1] ?? pair))]
     .map((code) => LANGUAGE_NAMES[code] ?? code).sort();
   return languages.length > 0
@@ -107,17 +109,19 @@ export function TranslationNote({ pairs }: { pairs: readonly string[] }): VNode 
         {languages.join(", ")}: its words are translated through the installed bilingual dictionaries.
       </p>
     )
-    : <p class="hint">Cross-language search is off: no bilingual dictionary is installed.</p>;
+    : <p class="hint">{off ?? "Cross-language search is off: no bilingual dictionary is installed."}</p>;
 }
 
 /** The search page. */
-export function SearchPage({ context, keys, result, translations = [] }: SearchPageProps): VNode {
+export function SearchPage(
+  { context, keys, result, translations = [], translationsOff }: SearchPageProps,
+): VNode {
   const as = result?.asKey ? `&as=${encodeURIComponent(result.asKey.id)}` : "";
   return (
     <Layout context={context} title={result ? `Search: ${result.query}` : "Search"}>
       <h1>Search</h1>
       <SearchBox query={result?.query} asKeyId={result?.asKey?.id} keys={keys} />
-      <TranslationNote pairs={translations} />
+      <TranslationNote pairs={translations} off={translationsOff} />
       {result?.message && <p class="empty" role="status">{result.message}</p>}
       {result && result.documents.length > 0 && <ResultCount result={result} />}
       {result && result.documents.length > 0 && (

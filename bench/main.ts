@@ -66,7 +66,23 @@ export const MODULES: readonly BenchModule[] = [
             : undefined,
         });
         return missing ? { ...row, pass: false } : row;
-      }),
+      }).concat((() => {
+        // Beside the echo made durable by a group commit on the same disk: what the disk alone allows.
+        const part = obj(r.list_documents);
+        const sergo = obj(part.sergo);
+        const durable = obj(part.durable_bare);
+        if (Object.keys(durable).length === 0) return [];
+        return [{
+          figure: "  list_documents (audited) ÷ the bare echo made durable (group commit, same disk)",
+          sergo: `${show(sergo.calls_per_s, "/s")}`,
+          baseline: `${show(durable.calls_per_s, "/s")} (p50 ${show(durable.p50_ms)} ms, ${
+            show(durable.requests_per_commit)
+          } a commit)`,
+          ratio: num(part.ratio_to_durable),
+          budget: "reported",
+          pass: null,
+        }];
+      })()),
   },
   // CPU µs per call, step by step (rows of its own; reported, no budget: CPU time is what load moves least).
   { name: "call_cost", file: "./call_cost.ts", fn: "benchCallCost", rows: () => [] },

@@ -32,6 +32,7 @@ import { stemmer as english } from "@orama/stemmers/english";
 import { stemmer as french } from "@orama/stemmers/french";
 import { stemmer as german } from "@orama/stemmers/german";
 import { stemmer as indonesian } from "@orama/stemmers/indonesian";
+import { stemmer as dutch } from "@orama/stemmers/dutch";
 import { stemmer as portuguese } from "@orama/stemmers/portuguese";
 import { stemmer as russian } from "@orama/stemmers/russian";
 import { stemmer as spanish } from "@orama/stemmers/spanish";
@@ -70,7 +71,7 @@ export const DEFAULT_ANALYSIS: Readonly<AnalysisOptions> = {
 };
 
 /** The Latin-script languages told apart by {@linkcode latinLanguageOf}. */
-export type LatinLanguage = "en" | "fr" | "es" | "pt" | "de" | "id";
+export type LatinLanguage = "en" | "fr" | "es" | "pt" | "de" | "id" | "nl";
 
 const STEMMERS: Readonly<Record<LatinLanguage, (word: string) => string>> = {
   en: english,
@@ -79,6 +80,7 @@ const STEMMERS: Readonly<Record<LatinLanguage, (word: string) => string>> = {
   pt: portuguese,
   de: german,
   id: indonesian,
+  nl: dutch,
 };
 const LATIN_LANGUAGES = Object.keys(STEMMERS) as LatinLanguage[];
 
@@ -91,6 +93,8 @@ const MARKERS: Readonly<Record<LatinLanguage, ReadonlySet<string>>> = Object.fro
     pt: "os do da dos das um uma para com nao em no na ao pelo pela e",
     de: "der die das und ist nicht ein eine zu mit von den dem sich auf fur im",
     id: "yang dan di ini itu dengan untuk dari dalam tidak adalah pada ke akan",
+    // Not "en", "van", "dit", "met", "er" or "door": words of Spanish, French, English or German too.
+    nl: "het een dat zijn niet voor aan ook wordt worden bij naar deze kunnen geen heeft hebben ze",
   }).map(([language, words]) => [language, new Set(words.split(" "))]),
 ) as unknown as Record<LatinLanguage, ReadonlySet<string>>;
 
@@ -520,6 +524,8 @@ const STOP_WORDS = new Set(
     // German
     "der die das den dem des ein eine einer eines einem einen und ist sind im in zu mit von für auf wie " +
     "was wer wo wann warum welche welcher nicht auch es sie er wir ihr " +
+    // Dutch
+    "het een van dat op te voor aan als bij ook om naar wat welke waar waarom wanneer deze " +
     // Russian
     "и в во не что он на я с со как а то все она так его но да ты к у же вы за бы по только ее мне было " +
     "вот от меня еще нет о из ему теперь когда даже ну ли если уже или ни быть был него до вас нибудь " +

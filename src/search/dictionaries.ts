@@ -49,9 +49,10 @@ const FREEDICT: Readonly<Record<string, string>> = {
   ar: "freedict-eng-ara",
   ja: "freedict-eng-jpn",
   id: "freedict-eng-ind",
+  nl: "freedict-eng-nld",
 };
 
-const LATIN_TARGETS = new Set(["de", "fr", "es", "pt", "id"]);
+const LATIN_TARGETS = new Set(["de", "fr", "es", "pt", "id", "nl"]);
 /** What a translation into each language is written in. */
 const SCRIPTS: Readonly<Record<string, RegExp>> = {
   latin: /^[\p{Script=Latin}\p{M}'’-]+$/u,
@@ -66,7 +67,8 @@ const PIVOTS: ReadonlyArray<{ language: string; via: string; name: string }> = [
 /** Through a pivot, the first translations of each step only (the likelier senses). */
 const PIVOT_BREADTH = 3;
 /** Leading articles a one-word translation may carry ("der Rechner", "l'ordinateur"). */
-const ARTICLES = /^(?:der|die|das|ein|eine|le|la|les|l'|l’|un|une|el|los|las|o|a|os|as|um|uma|sich|to)\s+/u;
+const ARTICLES =
+  /^(?:der|die|das|ein|eine|le|la|les|l'|l’|un|une|el|los|las|o|a|os|as|um|uma|sich|to|het|een|zich)\s+/u;
 const WORD_ONLY = /^[\p{L}\p{M}\p{N}'’-]+$/u;
 const ASCII_ONLY = /^\p{ASCII}*$/u;
 const DICTD_DIGITS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -190,7 +192,7 @@ export function foreignOnly(
   return out.length === translations.length ? translations : out;
 }
 
-const STEMMED_LATIN = new Set<string>(["de", "fr", "es", "pt", "id"]);
+const STEMMED_LATIN = new Set<string>(["de", "fr", "es", "pt", "id", "nl"]);
 
 /** A foreign word's key for {@linkcode Dictionaries.translateBack}: its language and index term. */
 function backKey(language: string, word: string): string | null {

@@ -267,3 +267,65 @@ Deno.test("a Chinese or Japanese translation counts where its characters follow 
   assert.deepEqual(matcher.positions("打开文件和文件", "en"), [[]]);
   assert.deepEqual(matcher.positions("the folder and the 文件夹", "en"), [[1, 4]]);
 });
+
+/** The Dutch Debian FAQ's pages as pdftotext reads them (`debian-faq-nl`, which .ci/run installs). */
+async function dutchFaqPages(): Promise<string[]> {
+  const path = "/usr/share/doc/debian/FAQ/debian-faq.nl.pdf.gz";
+  const file = await Deno.open(path).catch(() => {
+    throw new Error(`The Dutch test needs the Debian package debian-faq-nl: ${path} is missing`);
+  });
+  const pdf = new Uint8Array(
+    await new Response(file.readable.pipeThrough(new DecompressionStream("gzip"))).arrayBuffer(),
+  );
+  const child = new Deno.Command(await needs("pdftotext"), {
+    args: ["-", "-"],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  await writer.write(pdf);
+  await writer.close();
+  const output = await child.output();
+  assert.ok(output.success, "pdftotext read the Dutch FAQ");
+  const pages = new TextDecoder().decode(output.stdout).split("\f");
+  if (pages.at(-1)?.trim() === "") pages.pop();
+  return pages;
+}
+
+Deno.test({
+  name:
+    "an English question finds a Dutch page it shares no word with, through English→Dutch, and not without",
+  sanitizeResources: false,
+  fn: async () => {
+    const on = await dictionaries();
+    assert.ok(
+      on.pairs().some((pair) => pair.pair === "en→nl"),
+      "dict-freedict-eng-nld is installed (see .ci/run)",
+    );
+    const pages = await dutchFaqPages();
+    const given = new Given().document("nl", "debian-faq.nl.pdf", pages);
+    const cases = [
+      { evidence: "Uw hoeft geen toestemming te vragen", question: "permission needed to sell" },
+      { evidence: "De Nederlandse vertaling van deze FAQ", question: "who made the translation?" },
+    ];
+    for (const { evidence, question } of cases) {
+      const wanted = pages.map((text, i) => text.includes(evidence) ? `nl#${i + 1}` : null)
+        .filter((page): page is string => page !== null);
+      assert.equal(wanted.length, 1, `"${evidence}" is on one page`);
+      const indexed = new Set([
+        ...analyze(pages[Number(wanted[0]!.split("#")[1]) - 1]!),
+        ...analyze("debian-faq.nl.pdf"),
+      ]);
+      const shared = queryTerms(question).filter((term) => term.terms.some((t) => indexed.has(t)));
+      assert.deepEqual(shared.map((term) => term.word), [], `"${question}" shares no word with ${wanted[0]}`);
+      const found = given.pages(question, { dictionaries: on });
+      assert.ok(found.includes(wanted[0]!), `"${question}" finds ${wanted[0]}: found ${found}`);
+      const without = given.pages(question, { dictionaries: null });
+      assert.ok(
+        !without.includes(wanted[0]!),
+        `"${question}" does not find ${wanted[0]} without dictionaries: ${without}`,
+      );
+    }
+  },
+});

@@ -2,7 +2,8 @@
  * Mutations of the hot-path changes of issue 32 (h-perf): the plain
  * `tools/list` answered without the SDK, a body of a declared length read
  * whole under its deadline, the declared-image-size guard's fast scan, and
- * JPEGs decoded natively for page views.
+ * JPEGs decoded natively for page views, and the document kept open between
+ * pages of one file.
  *
  * @module
  */
@@ -68,5 +69,12 @@ export const MUTATIONS_PERF: Mutation[] = [
     from: "const libjpeg = jfif || (adobeTransform",
     to: "const libjpeg = (adobeTransform",
     tests: [NATIVE_JPEG],
+  },
+  {
+    name: "kept document: the one drawn last used for any file",
+    file: "src/render/render_png.ts",
+    from: "if (kept?.key === key) {",
+    to: "if (kept) {",
+    tests: ["test/render/render_png_test.ts"],
   },
 ];

@@ -43,8 +43,14 @@ interface JpegHeader {
   ycc: { pdfjs: boolean; libjpeg: boolean };
 }
 
-/** The most pixels one JPEG may have to be decoded here (pdf.js's own limit applies first). */
-const MAX_NATIVE_PIXELS = 64_000_000;
+/**
+ * The most pixels one JPEG may have to be decoded here; larger ones (pdf.js
+ * allows 64 million) are left to pdf.js. Decoding holds about three copies at
+ * four bytes a pixel at once (the decoded image, the canvas it is drawn on,
+ * the pixels handed over): 300 MB at this size, about what pdf.js's own
+ * decoder and drawing take for it.
+ */
+const MAX_NATIVE_PIXELS = 25_000_000;
 
 /** Reads a JPEG's segments up to its frame header; null when it is not one this decoder takes. */
 export function readJpegHeader(bytes: Uint8Array): JpegHeader | null {

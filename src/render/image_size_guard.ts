@@ -33,10 +33,21 @@ export interface DeclaredImage {
 const seen = new Map<string, DeclaredImage | null>();
 const SEEN_FILES = 64;
 
-/** The largest image (by pixel count) the PDF's streams declare, or null when none does. */
-export async function largestDeclaredImage(pdfBytes: Uint8Array): Promise<DeclaredImage | null> {
+/** The file's sha256 in hex, by which its answer is kept. */
+export async function pdfKey(pdfBytes: Uint8Array): Promise<string> {
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", pdfBytes as Uint8Array<ArrayBuffer>));
-  const key = Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
+  return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/**
+ * The largest image (by pixel count) the PDF's streams declare, or null when
+ * none does; `key` is the file's {@linkcode pdfKey} when the caller has it.
+ */
+export async function largestDeclaredImage(
+  pdfBytes: Uint8Array,
+  key?: string,
+): Promise<DeclaredImage | null> {
+  key ??= await pdfKey(pdfBytes);
   if (seen.has(key)) {
     const answer = seen.get(key)!;
     seen.delete(key);

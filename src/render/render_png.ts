@@ -2,12 +2,17 @@
  * Draws one page of a PDF as a PNG with pdf.js on `@napi-rs/canvas`: 110 dpi,
  * the longer side at most 1,568 pixels, on white.
  *
+ * The document drawn last stays open for the next page drawn from the same
+ * file (known by its sha256): its cross-reference table is read and its fonts
+ * are translated once, which makes a later page of the same document about a
+ * quarter cheaper to draw. A page that fails closes it.
+ *
  * @module
  */
 import { type Canvas, createCanvas } from "@napi-rs/canvas";
 import { openPdf, type PdfDocument } from "./pdfjs_loader.ts";
 import { encodePng } from "./png_encoder.ts";
-import { largestDeclaredImage, MAX_DECLARED_IMAGE_PIXELS } from "./image_size_guard.ts";
+import { largestDeclaredImage, MAX_DECLARED_IMAGE_PIXELS, pdfKey } from "./image_size_guard.ts";
 
 import { PAGE_DPI, PageRenderError } from "./page_drawing.ts";
 
@@ -62,9 +67,38 @@ export async function openForPage(pdfBytes: Uint8Array, page: number): Promise<P
   }
   if (page > doc.numPages) {
     await doc.destroy();
-    throw new PageRenderError(`Page ${page} is past the end: the PDF has ${doc.numPages} pages`);
+    throw pastTheEnd(page, doc.numPages);
   }
   return doc;
+}
+
+function pastTheEnd(page: number, pages: number): PageRenderError {
+  return new PageRenderError(`Page ${page} is past the end: the PDF has ${pages} pages`);
+}
+
+/** The document drawn last and its file's sha256. */
+let kept: { key: string; doc: PdfDocument } | null = null;
+
+/** The open document for `key`'s file: the one drawn last if it is the same file, else opened anew. */
+async function documentFor(pdfBytes: Uint8Array, page: number, key: string): Promise<PdfDocument> {
+  if (kept?.key === key) {
+    if (!Number.isInteger(page) || page < 1) {
+      throw new PageRenderError(`Page "${page}" does not exist: pages are numbered from 1`);
+    }
+    if (page > kept.doc.numPages) throw pastTheEnd(page, kept.doc.numPages);
+    return kept.doc;
+  }
+  await closeKept();
+  const doc = await openForPage(pdfBytes, page);
+  kept = { key, doc };
+  return doc;
+}
+
+/** Closes the document kept open for the next page, if any. */
+export async function closeKept(): Promise<void> {
+  const doc = kept?.doc;
+  kept = null;
+  await doc?.destroy();
 }
 
 /**
@@ -92,8 +126,9 @@ export interface RenderedGray {
  * compression to pay for, and Tesseract binarizes grey itself.
  */
 export async function renderPageGray(pdfBytes: Uint8Array, page: number, dpi: number): Promise<RenderedGray> {
-  await refuseHugeImages(pdfBytes, page);
-  const doc = await openForPage(pdfBytes, page);
+  const key = await pdfKey(pdfBytes);
+  await refuseHugeImages(pdfBytes, page, key);
+  const doc = await documentFor(pdfBytes, page, key);
   try {
     const pdfPage = await doc.getPage(page);
     const base = pdfPage.getViewport({ scale: 1 });
@@ -131,15 +166,14 @@ export async function renderPageGray(pdfBytes: Uint8Array, page: number, dpi: nu
     pdfPage.cleanup();
     return { pgm, width, height, dpi: Math.round(dpi * fit) };
   } catch (error) {
+    await closeKept();
     if (error instanceof PageRenderError) throw error;
     throw new PageRenderError(`Cannot draw page ${page}: ${describe(error)}`);
-  } finally {
-    await doc.destroy();
   }
 }
 
-async function refuseHugeImages(pdfBytes: Uint8Array, page: number): Promise<void> {
-  const image = await largestDeclaredImage(pdfBytes);
+async function refuseHugeImages(pdfBytes: Uint8Array, page: number, key: string): Promise<void> {
+  const image = await largestDeclaredImage(pdfBytes, key);
   if (image && image.width * image.height > MAX_DECLARED_IMAGE_PIXELS) {
     throw new PageRenderError(
       `Cannot draw page ${page}: the PDF declares an image of ${image.width} x ${image.height} pixels, ` +
@@ -150,8 +184,9 @@ async function refuseHugeImages(pdfBytes: Uint8Array, page: number): Promise<voi
 
 /** Draws page `page` (from 1) of a PDF as a PNG. */
 export async function renderPagePng(pdfBytes: Uint8Array, page: number): Promise<RenderedPng> {
-  await refuseHugeImages(pdfBytes, page);
-  const doc = await openForPage(pdfBytes, page);
+  const key = await pdfKey(pdfBytes);
+  await refuseHugeImages(pdfBytes, page, key);
+  const doc = await documentFor(pdfBytes, page, key);
   try {
     const pdfPage = await doc.getPage(page);
     const base = pdfPage.getViewport({ scale: 1 });
@@ -171,10 +206,9 @@ export async function renderPagePng(pdfBytes: Uint8Array, page: number): Promise
     pdfPage.cleanup();
     return { png, width: size.width, height: size.height };
   } catch (error) {
+    await closeKept();
     if (error instanceof PageRenderError) throw error;
     throw new PageRenderError(`Cannot draw page ${page}: ${describe(error)}`);
-  } finally {
-    await doc.destroy();
   }
 }
 

@@ -1,13 +1,16 @@
 /**
  * Mutations of the hot-path changes of issue 32 (h-perf): the plain
  * `tools/list` answered without the SDK, a body of a declared length read
- * whole under its deadline, and the declared-image-size guard's fast scan.
+ * whole under its deadline, the declared-image-size guard's fast scan, and
+ * JPEGs decoded natively for page views, and the document kept open between
+ * pages of one file.
  *
  * @module
  */
 import type { Mutation } from "./mutations.ts";
 
 const DECLARED_SIZE = "test/render/declared_size_test.ts";
+const NATIVE_JPEG = "test/render/native_jpeg_test.ts";
 
 /** The planted bugs and the test files that must fail with each. */
 export const MUTATIONS_PERF: Mutation[] = [
@@ -52,5 +55,26 @@ export const MUTATIONS_PERF: Mutation[] = [
     from: "if (number === null) found.unsure = true;",
     to: "if (number === null) continue;",
     tests: [DECLARED_SIZE],
+  },
+  {
+    name: "native JPEG: Exif left in (the native decoder turns the picture, pdf.js does not)",
+    file: "src/render/_native_jpeg.ts",
+    from: "if (marker === 0xe1 || marker === 0xe2) blank.push([start, end]);",
+    to: "",
+    tests: [NATIVE_JPEG],
+  },
+  {
+    name: "native JPEG: JFIF's YCbCr against Adobe's RGB not seen (colours read otherwise than pdf.js)",
+    file: "src/render/_native_jpeg.ts",
+    from: "const libjpeg = jfif || (adobeTransform",
+    to: "const libjpeg = (adobeTransform",
+    tests: [NATIVE_JPEG],
+  },
+  {
+    name: "kept document: the one drawn last used for any file",
+    file: "src/render/render_png.ts",
+    from: "if (kept?.key === key) {",
+    to: "if (kept) {",
+    tests: ["test/render/render_png_test.ts"],
   },
 ];

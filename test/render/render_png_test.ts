@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { createCanvas, loadImage } from "@napi-rs/canvas";
 import { PDFDocument, rgb } from "pdf-lib";
-import { PageRenderError, pageSizePx, renderPagePng } from "../../src/render/render_png.ts";
+import { closeKept, PageRenderError, pageSizePx, renderPagePng } from "../../src/render/render_png.ts";
 import { inkShare, pdftoppmPng, pngSize } from "./_png.ts";
 import { CORPUS_DIR } from "../helpers/corpus.ts";
 
@@ -117,4 +117,21 @@ Deno.test("broken files fail with one sentence: empty, password-protected", asyn
     renderPagePng(await read("hostile/password-required-user-pw-test.pdf"), 1),
     { message: "Cannot open the PDF: it needs a password" },
   );
+});
+
+Deno.test("pages drawn one after another from the same file (its document kept open) are the pictures a fresh open draws", async () => {
+  const pdf = await read("pdf/tracemonkey-pldi-paper.pdf");
+  const kept = [];
+  for (const page of [1, 2, 3]) kept.push((await renderPagePng(pdf, page)).png);
+  await assert.rejects(renderPagePng(pdf, 15), { message: "Page 15 is past the end: the PDF has 14 pages" });
+  await assert.rejects(renderPagePng(pdf, 0), {
+    message: 'Page "0" does not exist: pages are numbered from 1',
+  });
+  for (const page of [1, 2, 3]) {
+    await closeKept();
+    assert.deepEqual((await renderPagePng(pdf, page)).png, kept[page - 1], `page ${page}`);
+  }
+  // Another file in between, then the first again.
+  await renderPagePng(await read("pdf/cncf-standards-next-gen-cloud-slides.pdf"), 2);
+  assert.deepEqual((await renderPagePng(pdf, 2)).png, kept[1]);
 });

@@ -420,6 +420,18 @@ function warmPageCache(paths: string[]): boolean {
   return true;
 }
 
+/** RSS now and peak RSS (`VmHWM`) of this process, MB (peak null where /proc is absent). */
+function processMemory(): { rss: number; peak: number | null } {
+  let peak: number | null = null;
+  try {
+    const kib = Deno.readTextFileSync("/proc/self/status").match(/^VmHWM:\s+(\d+) kB/m)?.[1];
+    if (kib) peak = round(Number(kib) / 1024, 1);
+  } catch {
+    // Not Linux.
+  }
+  return { rss: round(Deno.memoryUsage().rss / 2 ** 20, 1), peak };
+}
+
 function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
@@ -433,7 +445,7 @@ async function benchSize(
   dictionaries: DictionaryLookup,
 ): Promise<Record<string, unknown>> {
   const built = await buildIndexes(corpus, size);
-  const { sergo, plain, build_seconds } = built;
+  const { sergo, plain, build_seconds, plain_build_seconds } = built;
   const queries = benchQueries(corpus);
   // Sergo as served: with the installed dictionaries (English questions translated); beside it, without.
   const options = { personId: PERSON, folderIds: null, documentIds: [], depth: DEPTH, dictionaries };
@@ -483,6 +495,8 @@ async function benchSize(
     searchPassages(sergo, { ...options, folderIds: [], documentIds: [documentId], query });
     scopedMs.push(performance.now() - started);
   }
+  // This process's memory with both indexes open and searched (their page caches, the dictionaries, V8).
+  const memory = processMemory();
   sergo.close();
   plain.close();
   const bytes = (path: string) => {
@@ -499,6 +513,7 @@ async function benchSize(
   const result = {
     pages: size,
     build_seconds,
+    plain_build_seconds,
     /** The whole index database (passages with their text, FTS5, documents) per page, and plain FTS5's. */
     sergo_bytes_per_page: bytes(built.sergo_path),
     plain_bytes_per_page: bytes(built.plain_path),
@@ -526,6 +541,8 @@ async function benchSize(
       p50: round(percentile(scopedMs, 0.5)),
       p99: round(percentile(scopedMs, 0.99)),
     },
+    /** The bench process's RSS after the timing and its peak so far (VmHWM, the build included), MB. */
+    process_memory_mb: memory,
   };
   console.error(JSON.stringify(result));
   return result;

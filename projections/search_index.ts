@@ -349,6 +349,24 @@ export function scopeStatistics(db: DatabaseSync, scope: SearchScope): { passage
   return row;
 }
 
+/**
+ * Whether the scope holds every passage of the index: a person's every folder, and no passage of another
+ * person or outside a folder (three probes of `search_passages_scope`). Its scope tokens then match every
+ * row, and the ranking's full-text queries may leave them out: the same rows, without stepping through a
+ * list as long as the index beside each term's.
+ */
+export function scopeHoldsEveryPassage(db: DatabaseSync, scope: SearchScope): boolean {
+  if (scope.folderIds !== null) return false;
+  const row = statement(
+    db,
+    `SELECT EXISTS (SELECT 1 FROM search_passages WHERE person_id < ?1)
+       OR EXISTS (SELECT 1 FROM search_passages WHERE person_id > ?1)
+       OR EXISTS (SELECT 1 FROM search_passages WHERE person_id = ?1 AND folder_id IS NULL) AS outside`,
+    { arrays: true },
+  ).get(scope.personId) as unknown as [number];
+  return row[0] === 0;
+}
+
 /** A full-text query of the ranking: an FTS5 expression over the analyzed columns and scope tokens. */
 export interface FullTextQuery {
   match: string;
@@ -356,15 +374,24 @@ export interface FullTextQuery {
   limit: number;
   /** Only passages from this row id on (default 0: all). */
   fromRowid?: number;
+  /** Only passages below this row id (default: all). */
+  beforeRowid?: number;
 }
 
 /** The row ids of the passages matching a full-text query, newest first. */
 export function matchingRowids(db: DatabaseSync, query: FullTextQuery): number[] {
   const rows = statement(
     db,
-    "SELECT rowid FROM search_fts WHERE search_fts MATCH ? AND rowid >= ? ORDER BY rowid DESC LIMIT ?",
+    "SELECT rowid FROM search_fts WHERE search_fts MATCH ? AND rowid >= ? AND rowid < ? ORDER BY rowid DESC LIMIT ?",
     { arrays: true },
-  ).all(query.match, query.fromRowid ?? 0, query.limit) as unknown as Array<[number]>;
+  ).all(
+    query.match,
+    query.fromRowid ?? 0,
+    query.beforeRowid ?? Number.MAX_SAFE_INTEGER,
+    query.limit,
+  ) as unknown as Array<
+    [number]
+  >;
   return rows.map((row) => row[0]);
 }
 

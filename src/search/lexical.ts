@@ -33,6 +33,7 @@ import {
   passageHit,
   type RescoringRow,
   rescoringRow,
+  scopeHoldsEveryPassage,
   scopeStatistics,
 } from "../../projections/search_index.ts";
 import {
@@ -207,7 +208,12 @@ export function lexicalSearch(db: DatabaseSync, options: SearchOptions): RankedP
   if (queried.length === 0 || depth === 0 || isEmptyScope(options)) return [];
   const stats = scopeStatistics(db, options);
   if (stats.passages === 0) return [];
-  const scope = `(${scopeTokens(options).map(quoteTerm).join(" OR ")})`;
+  const scope = scopeTokens(options).map(quoteTerm).join(" OR ");
+  // Every full-text query is limited to the scope's passages, by their tokens; when the scope holds every
+  // passage of the index, they would match every row and are left out.
+  const within: Within = scopeHoldsEveryPassage(db, options)
+    ? (expression) => expression
+    : (expression) => `(${scope}) AND ${expression}`;
   const terms: Term[] = [];
   const idfOf = (df: number) => Math.log(1 + (stats.passages - df + 0.5) / (df + 0.5));
   for (const query of queried) {
@@ -215,10 +221,7 @@ export function lexicalSearch(db: DatabaseSync, options: SearchOptions): RankedP
     if (ranking.languageIdf && query.own !== undefined && query.own < query.terms.length) {
       // Each side's passages, newest first; together (the newest DF_CAP of both) they are the pooled term's.
       const [own, translated] = [query.terms.slice(0, query.own), query.terms.slice(query.own)].map((part) =>
-        matchingRowids(db, {
-          match: `${scope} AND ${termExpression({ ...query, terms: part })}`,
-          limit: DF_CAP,
-        })
+        matchingRowids(db, { match: within(termExpression({ ...query, terms: part })), limit: DF_CAP })
       ) as [number[], number[]];
       const found = [...new Set([...own, ...translated])].sort((a, b) => b - a).slice(0, DF_CAP);
       if (found.length === 0) continue;
@@ -237,14 +240,14 @@ export function lexicalSearch(db: DatabaseSync, options: SearchOptions): RankedP
       continue;
     }
     // The passages found count the term's document frequency (up to the cap) and serve as candidates below.
-    const found = matchingRowids(db, { match: `${scope} AND ${expression}`, limit: DF_CAP });
+    const found = matchingRowids(db, { match: within(expression), limit: DF_CAP });
     const df = found.length;
     if (df === 0) continue;
     terms.push({ query, expression, df, idf: idfOf(df), rowids: found });
   }
   if (terms.length === 0) return [];
   const averageLength = Math.max(1, stats.tokens / stats.passages);
-  const candidates = findCandidates(db, scope, terms, Math.min(DF_CAP, stats.passages * COMMON_SHARE));
+  const candidates = findCandidates(db, within, terms, Math.min(DF_CAP, stats.passages * COMMON_SHARE));
   for (const candidate of candidates.values()) {
     const norm = 1 - B + B * (candidate.length / averageLength);
     const idfs = idfsOf(terms, candidate.passage_id);
@@ -278,10 +281,13 @@ function idfsOf(terms: Term[], passageId: number): number[] {
   return terms.map((term) => term.split ? (translation ? term.idf : term.split.own.idf) : term.idf);
 }
 
+/** A full-text expression limited to the searched scope. */
+type Within = (expression: string) => string;
+
 /** The scope's passages holding the query's terms, with which terms each holds. */
 function findCandidates(
   db: DatabaseSync,
-  scope: string,
+  within: Within,
   terms: Term[],
   common: number,
 ): Map<number, Candidate> {
@@ -307,28 +313,35 @@ function findCandidates(
       for (const rowid of terms[index]!.rowids) hold(rowid, index);
     }
     const anyDriver = `(${drivers.map((index) => terms[index]!.expression).join(" OR ")})`;
+    // The drivers' passages (whole lists) are all the passages the other terms are looked for in.
+    let lowest = Infinity;
+    for (const rowid of holding.keys()) lowest = Math.min(lowest, rowid);
     for (const index of order.filter((index) => !drivers.includes(index))) {
       const term = terms[index]!;
-      // A whole list meets the drivers' passages here; a capped one in the index (at most the budget, which
-      // the drivers' passages stay under, so the limit never cuts).
-      const found = term.df < DF_CAP
-        ? term.rowids.filter((rowid) => holding.has(rowid))
-        : matchingRowids(db, {
-          match: `${scope} AND ${anyDriver} AND ${term.expression}`,
+      // A whole list meets the drivers' passages here, and so does a capped one from its last passage on
+      // (it holds every passage of the term from there); below that, the index finds them (at most the
+      // budget, which the drivers' passages stay under, so the limit never cuts).
+      const found = term.rowids.filter((rowid) => holding.has(rowid));
+      if (term.df >= DF_CAP && term.rowids.at(-1)! > lowest) {
+        found.push(...matchingRowids(db, {
+          match: within(`${anyDriver} AND ${term.expression}`),
           limit: DRIVER_BUDGET,
-        });
+          fromRowid: lowest,
+          beforeRowid: term.rowids.at(-1)!,
+        }));
+      }
       for (const rowid of found) hold(rowid, index);
     }
   } else {
     // Every term is common: the newest passages holding all of them, then any of them.
     const all = terms.map((term) => term.expression);
-    const tiers = terms.length > 1 ? [`${scope} AND ${all.join(" AND ")}`] : [];
+    const tiers = terms.length > 1 ? [within(all.join(" AND "))] : [];
     for (const rowid of tiers.length ? matchingRowids(db, { match: tiers[0]!, limit: DF_CAP }) : []) {
       for (const index of terms.keys()) hold(rowid, index);
       first.add(rowid);
     }
     if (holding.size < RERANK) {
-      const found = matchingRowids(db, { match: `${scope} AND (${all.join(" OR ")})`, limit: DF_CAP });
+      const found = matchingRowids(db, { match: within(`(${all.join(" OR ")})`), limit: DF_CAP });
       const floor = found.at(-1) ?? 0;
       const fresh = new Set(found.filter((rowid) => !holding.has(rowid)));
       for (const index of terms.keys()) {
@@ -337,7 +350,7 @@ function findCandidates(
         const covers = term.rowids.length < DF_CAP || term.rowids.at(-1)! <= floor;
         const from = covers
           ? term.rowids.filter((rowid) => rowid >= floor)
-          : matchingRowids(db, { match: `${scope} AND ${term.expression}`, limit: DF_CAP, fromRowid: floor });
+          : matchingRowids(db, { match: within(term.expression), limit: DF_CAP, fromRowid: floor });
         for (const rowid of from) {
           if (fresh.has(rowid)) hold(rowid, index);
         }

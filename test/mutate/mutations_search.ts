@@ -10,6 +10,7 @@ const CROSS_LANGUAGE = "test/search/cross_language_test.ts";
 const DICTIONARIES_HEALTH = "test/search/dictionaries_health_test.ts";
 const DICTIONARY_STORE = "test/search/dictionary_store_test.ts";
 const TRANSLATION = "test/search/translation_test.ts";
+const WHOLE_SCOPE = "test/search/whole_scope_test.ts";
 
 /** The planted bugs of the h-search branch. */
 export const MUTATIONS_SEARCH: Mutation[] = [
@@ -77,5 +78,36 @@ export const MUTATIONS_SEARCH: Mutation[] = [
       "useInstalledDictionaries({ dir: config.dictionaryDir, store: join(app.dataDir, DICTIONARY_FILE) })",
     to: "useInstalledDictionaries({ dir: config.dictionaryDir })",
     tests: [DICTIONARIES_HEALTH],
+  },
+  {
+    name: "a common term's passages older than its newest are not looked for among the drivers' passages",
+    file: "src/search/lexical.ts",
+    from: "if (term.df >= DF_CAP && term.rowids.at(-1)! > lowest) {",
+    to: "if (term.df >= DF_CAP && term.rowids.at(-1)! < lowest) {",
+    tests: [WHOLE_SCOPE],
+  },
+  {
+    name:
+      "a scope of a person's every folder leaves out its tokens while a person whose id sorts first has files",
+    file: "projections/search_index.ts",
+    from: "`SELECT EXISTS (SELECT 1 FROM search_passages WHERE person_id < ?1)",
+    to: "`SELECT EXISTS (SELECT 1 FROM search_passages WHERE person_id < ?1 AND 0)",
+    tests: [WHOLE_SCOPE],
+  },
+  {
+    name:
+      "a scope of a person's every folder leaves out its tokens while a person whose id sorts last has files",
+    file: "projections/search_index.ts",
+    from: "OR EXISTS (SELECT 1 FROM search_passages WHERE person_id > ?1)",
+    to: "OR EXISTS (SELECT 1 FROM search_passages WHERE person_id > ?1 AND 0)",
+    tests: [WHOLE_SCOPE],
+  },
+  {
+    name:
+      "a scope of a person's every folder leaves out its tokens while the person has a file outside a folder",
+    file: "projections/search_index.ts",
+    from: "WHERE person_id = ?1 AND folder_id IS NULL) AS outside",
+    to: "WHERE person_id = ?1 AND folder_id IS NULL AND 0) AS outside",
+    tests: [WHOLE_SCOPE],
   },
 ];

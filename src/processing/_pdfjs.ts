@@ -25,6 +25,7 @@
  */
 import * as pdfjs from "pdfjs-dist/legacy/build/pdf.mjs";
 import { brotliDecompressSync, inflateSync } from "node:zlib";
+import { LoopbackPort } from "../render/pdfjs_port.ts";
 
 export { PDFJS_DATA } from "./_pdfjs_data.ts";
 
@@ -191,51 +192,31 @@ async function install(): Promise<typeof pdfjs> {
 }
 
 /**
- * A loopback port between pdf.js's API and its in-process worker that hands
- * messages over without copying their contents, where pdf.js's own fake
- * worker copies every message with `structuredClone` (7% of extraction,
- * mostly text items the worker never touches again). A message and its
- * stream chunk are copied one level deep (the worker gives a sent text chunk
- * new `items` right after sending it), and operator-list chunks are copied
- * whole (the worker empties those arrays after sending them).
+ * How messages cross the loopback port between pdf.js's API and its in-process
+ * worker: without copying their contents, where pdf.js's own fake worker
+ * copies every message with `structuredClone` (7% of extraction, mostly text
+ * items the worker never touches again). A message and its stream chunk are
+ * copied one level deep (the worker gives a sent text chunk new `items` right
+ * after sending it), and operator-list chunks are copied whole (the worker
+ * empties those arrays after sending them).
  */
-class DirectPort {
-  readonly #listeners = new Set<(event: { data: unknown }) => void>();
-
-  postMessage(data: unknown): void {
-    const message = data as { chunk?: { fnArray?: unknown } } | null;
-    const chunk = message?.chunk;
-    let copy: unknown = data;
-    if (chunk?.fnArray !== undefined) copy = structuredClone(data);
-    else if (message !== null && typeof message === "object") {
-      copy = { ...message, ...(chunk !== null && typeof chunk === "object" ? { chunk: { ...chunk } } : {}) };
-    }
-    const event = { data: copy };
-    queueMicrotask(() => {
-      for (const listener of this.#listeners) listener.call(this, event);
-    });
+function directCopy(data: unknown): unknown {
+  const message = data as { chunk?: { fnArray?: unknown } } | null;
+  const chunk = message?.chunk;
+  if (chunk?.fnArray !== undefined) return structuredClone(data);
+  if (message !== null && typeof message === "object") {
+    return { ...message, ...(chunk !== null && typeof chunk === "object" ? { chunk: { ...chunk } } : {}) };
   }
-
-  addEventListener(_type: string, listener: (event: { data: unknown }) => void): void {
-    this.#listeners.add(listener);
-  }
-
-  removeEventListener(_type: string, listener: (event: { data: unknown }) => void): void {
-    this.#listeners.delete(listener);
-  }
-
-  terminate(): void {
-    this.#listeners.clear();
-  }
+  return data;
 }
 
 /**
- * A pdf.js worker for one document, in this isolate, over a {@linkcode DirectPort};
+ * A pdf.js worker for one document, in this isolate, over a loopback port that copies as {@linkcode directCopy} does;
  * pass it to `getDocument({ worker })` and destroy it with the document.
  */
 export async function directWorker(): Promise<InstanceType<typeof pdfjs.PDFWorker>> {
   await loadPdfjs();
-  const port = new DirectPort();
+  const port = new LoopbackPort(directCopy);
   const handler =
     (globalThis as { pdfjsWorker?: { WorkerMessageHandler: { initializeFromPort(port: unknown): void } } })
       .pdfjsWorker!.WorkerMessageHandler;

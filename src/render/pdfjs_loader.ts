@@ -16,6 +16,7 @@
 import * as canvasAddon from "@napi-rs/canvas";
 import { fileURLToPath } from "node:url";
 import { decodeJpegNatively } from "./_native_jpeg.ts";
+import { LoopbackPort } from "./pdfjs_port.ts";
 
 type PdfJs = typeof import("pdfjs-dist/legacy/build/pdf.mjs");
 
@@ -95,34 +96,6 @@ const RGB_PATCH = `
               if (imgData.data.length === drawWidth * drawHeight * 4) imgData.kind = ImageKind.RGBA_32BPP;`;
 
 type WorkerHandler = { WorkerMessageHandler: { initializeFromPort(port: unknown): void } };
-
-/**
- * A port between pdf.js's API and its worker in this isolate, as pdf.js's own
- * fake worker has: each message is copied (`structuredClone`, the listed
- * buffers moved) and delivered after the current task.
- */
-class LoopbackPort {
-  readonly #listeners = new Set<(event: { data: unknown }) => void>();
-
-  postMessage(data: unknown, transfer?: Transferable[]): void {
-    const event = { data: structuredClone(data, transfer ? { transfer } : undefined) };
-    queueMicrotask(() => {
-      for (const listener of this.#listeners) listener.call(this, event);
-    });
-  }
-
-  addEventListener(_type: string, listener: (event: { data: unknown }) => void): void {
-    this.#listeners.add(listener);
-  }
-
-  removeEventListener(_type: string, listener: (event: { data: unknown }) => void): void {
-    this.#listeners.delete(listener);
-  }
-
-  terminate(): void {
-    this.#listeners.clear();
-  }
-}
 
 let patchedWorker: Promise<InstanceType<PdfJs["PDFWorker"]> | null> | undefined;
 

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { EventData, EventType, RecordedEvent } from "../../events/types.ts";
+import type { DocumentType, EventData, EventType, ProcessedPage, RecordedEvent } from "../../events/types.ts";
 import { openProjector, type Projector } from "../../projections/projector.ts";
 import { searchIndexProjection } from "../../projections/search_index.ts";
 
@@ -28,5 +28,39 @@ export class GivenIndex {
       hash: "0".repeat(64),
     } as RecordedEvent]);
     return this;
+  }
+
+  /**
+   * A document uploaded and read with Basic: its pages as texts (page 1, 2, …) or as given, its type from its
+   * name's extension. Ben's, in his files, unless `owner` says whose and in which folder (null: none).
+   */
+  uploaded(
+    id: string,
+    name: string,
+    pages: readonly (string | ProcessedPage)[],
+    owner: { person?: string; folder?: string | null } = {},
+  ): this {
+    const extension = name.split(".").at(-1);
+    const type: DocumentType = extension === "txt" || extension === "docx" ? extension : "pdf";
+    this.add("DocumentUploaded", {
+      document_id: id,
+      person_id: owner.person ?? "ben",
+      folder_id: owner.folder === undefined ? "ben-files" : owner.folder,
+      name,
+      type,
+      size: 1,
+      sha256: "a".repeat(64),
+      preset: "basic",
+    });
+    const processed = pages.map((page, index) =>
+      typeof page === "string" ? { page: index + 1, text: page, marked: false, image_only: false } : page
+    );
+    return this.add("DocumentProcessed", {
+      document_id: id,
+      preset: "basic",
+      page_count: processed.length,
+      pages_estimated: false,
+      pages: processed,
+    });
   }
 }

@@ -7,7 +7,6 @@
  */
 import assert from "node:assert/strict";
 import { unzipSync } from "fflate";
-import type { ProcessedPage } from "../../events/types.ts";
 import { type SearchOptions, searchPassages } from "../../src/search/lexical.ts";
 import { analyze, indexTermsOf, queryTerms, TermMatcher } from "../../src/analysis/analysis.ts";
 import { Dictionaries, loadDictionaries } from "../../src/search/dictionaries.ts";
@@ -50,29 +49,7 @@ function docxPages(file: string): string[] {
 
 class Given extends GivenIndex {
   document(id: string, name: string, texts: string[]): this {
-    const pages: ProcessedPage[] = texts.map((text, i) => ({
-      page: i + 1,
-      text,
-      marked: false,
-      image_only: false,
-    }));
-    this.add("DocumentUploaded", {
-      document_id: id,
-      person_id: "ben",
-      folder_id: "ben-files",
-      name,
-      type: name.endsWith(".docx") ? "docx" : "pdf",
-      size: 1,
-      sha256: "a".repeat(64),
-      preset: "basic",
-    });
-    return this.add("DocumentProcessed", {
-      document_id: id,
-      preset: "basic",
-      page_count: pages.length,
-      pages_estimated: false,
-      pages,
-    });
+    return this.uploaded(id, name, texts);
   }
 
   /** The first ten distinct pages found, as `document#page`. */

@@ -31,24 +31,7 @@ function pagesOf(texts: string[]): ProcessedPage[] {
 
 class Given extends GivenIndex {
   document(id: string, person: string, folder: string | null, name: string, pages: ProcessedPage[]): this {
-    const type = name.endsWith(".txt") ? "txt" : "pdf";
-    this.add("DocumentUploaded", {
-      document_id: id,
-      person_id: person,
-      folder_id: folder,
-      name,
-      type,
-      size: 1,
-      sha256: "a".repeat(64),
-      preset: "basic",
-    });
-    return this.add("DocumentProcessed", {
-      document_id: id,
-      preset: "basic",
-      page_count: pages.length,
-      pages_estimated: false,
-      pages,
-    });
+    return this.uploaded(id, name, pages, { person, folder });
   }
 
   /** Every result of a search, in order, as what a user sees of it. */

@@ -14,23 +14,7 @@ import { GivenIndex } from "./_given_index.ts";
 class Given extends GivenIndex {
   /** Ben's document of one page. */
   page(id: string, text: string): this {
-    this.add("DocumentUploaded", {
-      document_id: id,
-      person_id: "ben",
-      folder_id: "ben-files",
-      name: `${id}.pdf`,
-      type: "pdf",
-      size: 1,
-      sha256: "a".repeat(64),
-      preset: "basic",
-    });
-    return this.add("DocumentProcessed", {
-      document_id: id,
-      preset: "basic",
-      page_count: 1,
-      pages_estimated: false,
-      pages: [{ page: 1, text, marked: false, image_only: false }],
-    });
+    return this.uploaded(id, `${id}.pdf`, [text]);
   }
 
   /** The documents a search of Ben's files finds, best first. */

@@ -4,7 +4,6 @@
  * newest passages (the ones it was counted by) are not looked for again among the drivers' passages.
  */
 import assert from "node:assert/strict";
-import type { ProcessedPage } from "../../events/types.ts";
 import { DF_CAP, type SearchOptions, searchPassages } from "../../src/search/lexical.ts";
 import { GivenIndex } from "./_given_index.ts";
 
@@ -15,29 +14,7 @@ const RARE_EVERY = 25;
 
 class Given extends GivenIndex {
   document(id: string, person: string, folder: string | null, texts: string[]): this {
-    this.add("DocumentUploaded", {
-      document_id: id,
-      person_id: person,
-      folder_id: folder,
-      name: `${id}.txt`,
-      type: "txt",
-      size: 1,
-      sha256: "a".repeat(64),
-      preset: "basic",
-    });
-    const pages: ProcessedPage[] = texts.map((text, index) => ({
-      page: index + 1,
-      text,
-      marked: false,
-      image_only: false,
-    }));
-    return this.add("DocumentProcessed", {
-      document_id: id,
-      preset: "basic",
-      page_count: pages.length,
-      pages_estimated: false,
-      pages,
-    });
+    return this.uploaded(id, `${id}.txt`, texts, { person, folder });
   }
 
   /** Every result of a search of Ben's, in order, with its score. */

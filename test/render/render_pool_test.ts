@@ -81,7 +81,13 @@ Deno.test("at most `concurrency` jobs run at once, on that many workers; all que
     // As each job ended, the next waiting one took its worker: never more than 2 running or alive.
     assert.equal(seen.length, 6);
     assertAll(seen, (load) => load.running <= 2 && load.workers <= 2, JSON.stringify(seen));
-    assert.deepEqual(seen.map((load) => load.waiting), [3, 2, 1, 0, 0, 0]);
+    // No job waited while a worker was free, and the queue only shrank to empty. (Not the exact sequence
+    // 3, 2, 1, 0, 0, 0: two workers' answers can arrive in one turn of the event loop, and a job's
+    // `finally` then sees both of their successors started.)
+    assertAll(seen, (load) => load.waiting === 0 || load.running === 2, JSON.stringify(seen));
+    const waiting = seen.map((load) => load.waiting);
+    assert.ok(waiting.every((n, i) => i === 0 || n <= waiting[i - 1]!), `the queue never grew: ${waiting}`);
+    assert.ok(waiting[0]! <= 3 && waiting.at(-1) === 0, `it emptied: ${waiting}`);
     results.forEach((bytes, index) => {
       if (index % 2 === 0) assert.deepEqual(pngSize(bytes), { width: 935, height: 1210 });
       else assert.equal(new TextDecoder().decode(bytes.subarray(0, 5)), "%PDF-");

@@ -18,7 +18,12 @@ import { searchPassages } from "../src/search/lexical.ts";
 import { passageScopeTokens } from "../src/analysis/scope.ts";
 import type { BuildDocument } from "./_search_build_worker.ts";
 import { type CorpusFile, loadCorpus } from "./_corpus_text.ts";
-import { benchDebianQuality, benchDictionaries, benchQuality } from "./_search_quality.ts";
+import {
+  benchDebianQuality,
+  benchDictionaries,
+  benchHandbookQuality,
+  benchQuality,
+} from "./_search_quality.ts";
 import type { DictionaryLookup } from "../src/search/dictionaries.ts";
 
 /** Options of {@linkcode benchSearch}. */
@@ -47,7 +52,12 @@ export async function benchSearch(opts: BenchSearchOptions): Promise<Record<stri
   const speed: Record<string, unknown> = {};
   const dictionaries = await benchDictionaries();
   for (const size of sizes) speed[String(size)] = await benchSize(corpus, size, dictionaries);
-  return { speed, quality: await benchQuality(corpus), quality_debian: await benchDebianQuality() };
+  return {
+    speed,
+    quality: await benchQuality(corpus),
+    quality_debian: await benchDebianQuality(),
+    quality_handbook: await benchHandbookQuality(),
+  };
 }
 
 /** A seeded random generator (mulberry32), so pages and queries are the same every run. */

@@ -60,9 +60,28 @@ const SCRIPTS: Readonly<Record<string, RegExp>> = {
   ar: /^[\p{Script=Arabic}\p{M}]+$/u,
   ja: /^[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}ー]+$/u,
 };
-/** Pivots for a pair FreeDict lacks or holds thinly: English→Russian also through German (deu-rus). */
+/**
+ * FreeDict X→English dictionaries read the other way, adding to their English→X side: each one-word English
+ * gloss leads to the headwords it glosses. Japanese–English (JMdict, 173,747 headwords) holds many times the
+ * words English–Japanese does. German–English and Arabic–English were measured and left out: no gain on the
+ * second and third evaluation sets (docs/search.md).
+ */
+const REVERSED: Readonly<Record<string, string>> = {
+  ja: "freedict-jpn-eng",
+  fr: "freedict-fra-eng",
+  es: "freedict-spa-eng",
+  pt: "freedict-por-eng",
+  nl: "freedict-nld-eng",
+};
+/**
+ * Pivots for a pair FreeDict lacks or holds thinly: English→Russian (1,404 words) also through German,
+ * French and Dutch (deu-rus, fra-rus, nld-rus). Through Japanese, Italian, Polish and Swedish too was
+ * measured and left out: more Russian pages found, more of them in the way of other languages' answers.
+ */
 const PIVOTS: ReadonlyArray<{ language: string; via: string; name: string }> = [
   { language: "ru", via: "de", name: "freedict-deu-rus" },
+  { language: "ru", via: "fr", name: "freedict-fra-rus" },
+  { language: "ru", via: "nl", name: "freedict-nld-rus" },
 ];
 /** Through a pivot, the first translations of each step only (the likelier senses). */
 const PIVOT_BREADTH = 3;
@@ -217,10 +236,14 @@ export async function loadDictionaries(options: LoadDictionaryOptions = {}): Pro
   const dictionaries = new Dictionaries();
   const read = new Map<string, Map<string, string[]>>();
   for (const [language, name] of Object.entries(FREEDICT)) {
-    const entries = await readFreeDict(`${dir}/${name}`, language);
-    if (!entries) continue;
+    const forward = await readFreeDict(`${dir}/${name}`, language);
+    const other = REVERSED[language];
+    const reversed = other ? await readReversedFreeDict(`${dir}/${other}`, language) : null;
+    if (!forward && !reversed) continue;
+    const entries = mergeTranslations(forward ?? new Map(), reversed ?? new Map());
     read.set(language, entries);
-    dictionaries.add({ pair: `en→${language}`, source: `${dir}/${name}`, words: 0 }, entries);
+    const source = [forward && `${dir}/${name}`, reversed && `${dir}/${other}`].filter(Boolean).join(" + ");
+    dictionaries.add({ pair: `en→${language}`, source, words: 0 }, entries);
   }
   for (const pivot of PIVOTS) {
     const first = read.get(pivot.via);
@@ -259,6 +282,125 @@ export async function readFreeDict(
   language: string,
   key: (headword: string) => string = (headword) => english(fold(headword)),
 ): Promise<Map<string, string[]> | null> {
+  const read = await readDictd(path);
+  if (!read) return null;
+  const out = new Map<string, string[]>();
+  const lines = read.lines;
+  for (let i = 0; i < lines.length; i++) {
+    // A large dictionary reads for seconds: let the server answer in between.
+    if (i % 20_000 === 19_999) await new Promise((resolve) => setTimeout(resolve, 0));
+    const [head, offset, length] = lines[i]!.split("\t");
+    if (!head || !offset || !length || head.startsWith("00database") || /\s/.test(head.trim())) continue;
+    const stem = key(head.trim());
+    if (!/^\p{L}/u.test(stem)) continue;
+    const words = translationsOf(read.entry(offset, length), language);
+    if (words.length === 0) continue;
+    const known = out.get(stem) ?? [];
+    for (const word of words) {
+      if (known.length < MAX_TRANSLATIONS && !known.includes(word)) known.push(word);
+    }
+    out.set(stem, known);
+  }
+  return out;
+}
+
+/**
+ * Each English stem's translations from `first`, then those of `second` it lacks, at most
+ * {@linkcode MAX_TRANSLATIONS}.
+ */
+function mergeTranslations(
+  first: Map<string, string[]>,
+  second: Map<string, string[]>,
+): Map<string, string[]> {
+  const out = new Map(first);
+  for (const [stem, words] of second) {
+    const known = out.get(stem) ?? [];
+    out.set(stem, [...new Set([...known, ...words])].slice(0, Math.max(known.length, MAX_TRANSLATIONS)));
+  }
+  return out;
+}
+
+/** JMdict's marks of a common word (in a newspaper frequency list, a word list, a common loanword). */
+const COMMON = /\[(?:ichi1|news1|spec1|gai1)\]/;
+const HAN = /\p{Script=Han}/u;
+const HIRAGANA_ONLY = /^[\p{Script=Hiragana}ー]+$/u;
+
+/**
+ * A FreeDict X→English dictionary read the other way (null when it is not installed): each one-word English
+ * gloss, by its Snowball stem, leads to the headwords it glosses, the likelier first (a common word, an
+ * earlier sense, an earlier gloss), at most {@linkcode MAX_TRANSLATIONS}. A kana reading of a word written in
+ * kanji is left out: pages write the kanji.
+ */
+export async function readReversedFreeDict(
+  path: string,
+  language: string,
+): Promise<Map<string, string[]> | null> {
+  const read = await readDictd(path);
+  if (!read) return null;
+  const script = SCRIPTS[language] ?? SCRIPTS.latin!;
+  const ranked = new Map<string, Array<{ word: string; rank: number }>>();
+  for (let i = 0; i < read.lines.length; i++) {
+    if (i % 20_000 === 19_999) await new Promise((resolve) => setTimeout(resolve, 0));
+    const [head, offset, length] = read.lines[i]!.split("\t");
+    if (!head || !offset || !length || head.startsWith("00database")) continue;
+    const word = fold(head.trim().replace(ARTICLES, "")).trim();
+    if (word.length < 2 || !WORD_ONLY.test(word) || !script.test(word)) continue;
+    const [first = "", ...rest] = read.entry(offset, length).split("\n");
+    if (HIRAGANA_ONLY.test(word) && HAN.test(first)) continue;
+    const rare = language === "ja" && !COMMON.test(first) ? 100 : 0;
+    for (const { gloss, sense, position } of englishGlosses(rest)) {
+      const stem = english(gloss);
+      const list = ranked.get(stem) ?? [];
+      list.push({ word, rank: rare + sense * 10 + Math.min(position, 9) });
+      ranked.set(stem, list);
+    }
+  }
+  const out = new Map<string, string[]>();
+  for (const [stem, list] of ranked) {
+    list.sort((a, b) => a.rank - b.rank);
+    out.set(stem, [...new Set(list.map((item) => item.word))].slice(0, MAX_TRANSLATIONS));
+  }
+  return out;
+}
+
+/** One one-word English gloss of a dictd entry, with its sense (from 0) and its place in that sense. */
+interface Gloss {
+  gloss: string;
+  sense: number;
+  position: number;
+}
+
+/** The one-word English glosses of a dictd entry's lines (after its headword line); "to go" counts as "go". */
+function englishGlosses(lines: string[]): Gloss[] {
+  const out: Gloss[] = [];
+  let sense = 0;
+  let position = 0;
+  for (const raw of lines) {
+    const numbered = raw.match(/^\s*(\d+)\.\s*/);
+    if (numbered) {
+      sense = Number(numbered[1]) - 1;
+      position = 0;
+    }
+    // Notes in brackets of any kind, nested ones too ("(noun (common) (futsuumeishi))"), and pronunciations.
+    let line = raw.slice(numbered?.[0].length ?? 0);
+    for (let before = ""; before !== line;) {
+      before = line;
+      line = line.replace(/\([^()]*\)|\[[^\]]*\]|\{[^}]*\}|<[^>]*>|\/[^/]*\//g, " ");
+    }
+    if (line.trim() === "" || !ASCII_ONLY.test(line)) continue;
+    for (const part of line.split(/[,;]/)) {
+      const gloss = part.trim().toLowerCase().replace(/^to\s+/, "");
+      if (/^[a-z]{3,}$/.test(gloss)) out.push({ gloss, sense, position });
+      position++;
+    }
+  }
+  return out;
+}
+
+/** A dictd dictionary's index lines and a reader of its entries, or null when it is not installed. */
+async function readDictd(
+  path: string,
+): Promise<{ lines: string[]; entry(offset: string, length: string): string } | null> {
   let index: string;
   let data: Uint8Array;
   try {
@@ -271,26 +413,13 @@ export async function readFreeDict(
     return null;
   }
   const decoder = new TextDecoder();
-  const out = new Map<string, string[]>();
-  const lines = index.split("\n");
-  for (let i = 0; i < lines.length; i++) {
-    // A large dictionary reads for seconds: let the server answer in between.
-    if (i % 20_000 === 19_999) await new Promise((resolve) => setTimeout(resolve, 0));
-    const [head, offset, length] = lines[i]!.split("\t");
-    if (!head || !offset || !length || head.startsWith("00database") || /\s/.test(head.trim())) continue;
-    const stem = key(head.trim());
-    if (!/^\p{L}/u.test(stem)) continue;
-    const start = dictdNumber(offset);
-    const text = decoder.decode(data.subarray(start, start + dictdNumber(length)));
-    const words = translationsOf(text, language);
-    if (words.length === 0) continue;
-    const known = out.get(stem) ?? [];
-    for (const word of words) {
-      if (known.length < MAX_TRANSLATIONS && !known.includes(word)) known.push(word);
-    }
-    out.set(stem, known);
-  }
-  return out;
+  return {
+    lines: index.split("\n"),
+    entry(offset, length) {
+      const start = dictdNumber(offset);
+      return decoder.decode(data.subarray(start, start + dictdNumber(length)));
+    },
+  };
 }
 
 /** The one-word translations in a dictd entry's text (its first line is the headword). */
@@ -338,7 +467,11 @@ function cedictData(): string {
  */
 export function dictionaryFiles(options: LoadDictionaryOptions = {}): string[] {
   const dir = options.dir ?? DEFAULT_DICTIONARY_DIR;
-  const names = [...Object.values(FREEDICT), ...PIVOTS.map((pivot) => pivot.name)];
+  const names = [
+    ...Object.values(FREEDICT),
+    ...Object.values(REVERSED),
+    ...PIVOTS.map((pivot) => pivot.name),
+  ];
   const files = names.flatMap((name) => [`${dir}/${name}.index`, `${dir}/${name}.dict.dz`]);
   return (options.chinese ?? true) ? [...files, cedictData()] : files;
 }

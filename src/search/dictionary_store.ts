@@ -31,7 +31,7 @@ import {
 } from "./dictionaries.ts";
 
 /** What the reader keeps of a dictionary: raise it when `dictionaries.ts` keeps something else. */
-export const FORMAT = 2;
+export const FORMAT = 3;
 
 const CHILD_SCRIPT = new URL("./_build_dictionaries_child.ts", import.meta.url);
 const CONFIG = new URL("../../deno.json", import.meta.url);

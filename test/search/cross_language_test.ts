@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { unzipSync } from "fflate";
 import { type SearchOptions, searchPassages } from "../../src/search/lexical.ts";
 import { analyze, indexTermsOf, queryTerms, TermMatcher } from "../../src/analysis/analysis.ts";
-import { Dictionaries, loadDictionaries } from "../../src/search/dictionaries.ts";
+import { DEFAULT_DICTIONARY_DIR, Dictionaries, loadDictionaries } from "../../src/search/dictionaries.ts";
 import { CORPUS_DIR } from "../helpers/corpus.ts";
 import { needs } from "../helpers/dependencies.ts";
 import { GivenIndex } from "./_given_index.ts";
@@ -304,5 +304,87 @@ Deno.test({
         `"${question}" does not find ${wanted[0]} without dictionaries: ${without}`,
       );
     }
+  },
+});
+
+/** Dictionaries read from a folder holding only some of the installed ones (links to them). */
+async function dictionariesOf(names: string[]): Promise<Dictionaries> {
+  const dir = await Deno.makeTempDir({ prefix: "sergo-test-dictd-" });
+  try {
+    for (const name of names) {
+      for (const suffix of [".index", ".dict.dz"]) {
+        const source = `${DEFAULT_DICTIONARY_DIR}/${name}${suffix}`;
+        await Deno.stat(source).catch(() => {
+          throw new Error(
+            `The test needs the Debian package dict-${name}: ${source} is missing (see .ci/run)`,
+          );
+        });
+        await Deno.symlink(source, `${dir}/${name}${suffix}`);
+      }
+    }
+    return await loadDictionaries({ dir, chinese: false });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+/** Whether `question` shares a word (as the index holds it) with `page`. */
+function sharedWords(question: string, page: string): string[] {
+  const indexed = new Set(analyze(page));
+  return queryTerms(question).filter((term) => term.terms.some((t) => indexed.has(t))).map((term) =>
+    term.word
+  );
+}
+
+Deno.test({
+  name:
+    "an English question finds a Japanese page through Japanese–English read the other way, and not through English–Japanese alone",
+  sanitizeResources: false,
+  fn: async () => {
+    const forward = await dictionariesOf(["freedict-eng-jpn"]);
+    const both = await dictionariesOf(["freedict-eng-jpn", "freedict-jpn-eng"]);
+    assert.match(both.pairs()[0]!.source, /freedict-eng-jpn \+ .*freedict-jpn-eng$/, "one pair, from both");
+    const { given, texts } = await givenFiles();
+    const page = texts.get("ja")![0]!;
+    // ボラティリティ (volatility), 仮定 (assumption) and 条件 (condition) are glossed in JMdict only.
+    const question = "Under which assumption or condition does volatility rise?";
+    assert.deepEqual(sharedWords(question, page), [], `"${question}" shares no word with the Japanese page`);
+    assert.ok(
+      given.pages(question, { dictionaries: both }).includes("ja#1"),
+      "found through JMdict read back",
+    );
+    assert.ok(
+      !given.pages(question, { dictionaries: forward }).includes("ja#1"),
+      "not through eng-jpn alone",
+    );
+  },
+});
+
+Deno.test({
+  name:
+    "an English question finds a Russian page through French and Dutch as well as German, and not through German alone",
+  sanitizeResources: false,
+  fn: async () => {
+    const middles = ["freedict-eng-deu", "freedict-eng-fra", "freedict-eng-nld", "freedict-eng-rus"];
+    const german = await dictionariesOf([...middles, "freedict-deu-rus"]);
+    const all = await dictionariesOf([
+      ...middles,
+      "freedict-deu-rus",
+      "freedict-fra-rus",
+      "freedict-nld-rus",
+    ]);
+    const { given, texts } = await givenFiles();
+    const pages = texts.get("ru")!;
+    const evidence = "Претензионный порядок досудебного урегулирования споров";
+    const wanted = pages.map((text, i) => text.includes(evidence) ? `ru#${i + 1}` : null)
+      .filter((page): page is string => page !== null);
+    assert.equal(wanted.length, 1, `"${evidence}" is on one page`);
+    const question = "Which court hears a dispute with the customer?";
+    const page = pages[Number(wanted[0]!.split("#")[1]) - 1]!;
+    assert.deepEqual(sharedWords(question, page), [], `"${question}" shares no word with ${wanted[0]}`);
+    const found = given.pages(question, { dictionaries: all });
+    assert.ok(found.includes(wanted[0]!), `found through fra-rus and nld-rus: ${found}`);
+    const through = given.pages(question, { dictionaries: german });
+    assert.ok(!through.includes(wanted[0]!), `not through deu-rus alone: ${through}`);
   },
 });

@@ -98,6 +98,19 @@ const MARKERS: Readonly<Record<LatinLanguage, ReadonlySet<string>>> = Object.fro
   }).map(([language, words]) => [language, new Set(words.split(" "))]),
 ) as unknown as Record<LatinLanguage, ReadonlySet<string>>;
 
+/** How many of each Latin-script language's commonest words a text uses (in its first 400 words). */
+export function markerCounts(text: string): Map<LatinLanguage, number> {
+  const counts = new Map<LatinLanguage, number>();
+  let seen = 0;
+  for (const match of foldCharacters(text.slice(0, 4000)).matchAll(/\p{L}+/gu)) {
+    if (++seen > 400) break;
+    for (const language of LATIN_LANGUAGES) {
+      if (MARKERS[language].has(match[0])) counts.set(language, (counts.get(language) ?? 0) + 1);
+    }
+  }
+  return counts;
+}
+
 /** At most this many distinct terms of a query are searched. */
 export const MAX_QUERY_TERMS = 32;
 
@@ -145,14 +158,7 @@ function stem(language: LatinLanguage | "ru", word: string): string {
  * most (at least twice), else English.
  */
 export function latinLanguageOf(text: string): LatinLanguage {
-  const counts = new Map<LatinLanguage, number>();
-  let seen = 0;
-  for (const match of foldCharacters(text.slice(0, 4000)).matchAll(/\p{L}+/gu)) {
-    if (++seen > 400) break;
-    for (const language of LATIN_LANGUAGES) {
-      if (MARKERS[language].has(match[0])) counts.set(language, (counts.get(language) ?? 0) + 1);
-    }
-  }
+  const counts = markerCounts(text);
   let best: LatinLanguage = "en";
   let most = 1;
   for (const language of LATIN_LANGUAGES) {

@@ -22,9 +22,9 @@ import {
   indexTermsOf,
   isLatinLanguage,
   isStopWord,
-  latinLanguageOf,
   type QueryTerm,
 } from "../analysis/analysis.ts";
+import { questionLanguageOf } from "../analysis/question_language.ts";
 import { type DictionaryLookup, TRANSLATE_BACK, type Translation } from "./dictionaries.ts";
 import { foldCharacters, UNSPACED_RUN } from "../analysis/folding.ts";
 
@@ -41,7 +41,7 @@ export function translateTerms(
   options: AnalysisOptions = DEFAULT_ANALYSIS,
 ): QueryTerm[] {
   if (!dictionaries || dictionaries.empty) return terms;
-  const language = latinLanguageOf(query);
+  const language = questionLanguageOf(query);
   if (TRANSLATE_BACK && (language !== "en" || FOREIGN_SCRIPT.test(query))) {
     return translateBack(terms, query, language, dictionaries, options);
   }

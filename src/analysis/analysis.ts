@@ -276,6 +276,8 @@ export interface QueryTerm {
   prefix: boolean;
   /** With translations among `terms`: how many of the first are the query's own forms (the rest translate). */
   own?: number;
+  /** Its translations are the English ones of a word of a question in another language (`translation.ts`). */
+  back?: boolean;
 }
 
 /**

@@ -239,6 +239,23 @@ export function lexicalSearch(db: DatabaseSync, options: SearchOptions): RankedP
       });
       continue;
     }
+    // A word of a question in another language is searched in its English translations only where the
+    // scope holds none of its own forms: a page in the question's language that holds them is not outranked by
+    // English pages holding a translation.
+    if (query.back && query.own !== undefined && query.own > 0) {
+      const own = { ...query, terms: query.terms.slice(0, query.own) };
+      const found = matchingRowids(db, { match: within(termExpression(own)), limit: DF_CAP });
+      if (found.length > 0) {
+        terms.push({
+          query: own,
+          expression: termExpression(own),
+          df: found.length,
+          idf: idfOf(found.length),
+          rowids: found,
+        });
+        continue;
+      }
+    }
     // The passages found count the term's document frequency (up to the cap) and serve as candidates below.
     const found = matchingRowids(db, { match: within(expression), limit: DF_CAP });
     const df = found.length;

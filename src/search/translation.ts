@@ -13,6 +13,10 @@
  * Stop words are not translated, and translations that are stop words are
  * left out (they match most pages of their language and say nothing).
  *
+ * A question in another language goes the other way: its words get their
+ * English translations as alternatives, marked `back`, which `lexical.ts`
+ * searches only where the scope holds none of the word's own forms.
+ *
  * @module
  */
 import {
@@ -106,7 +110,9 @@ function translateBack(
       : null;
     if (from === null) return term;
     const english = term.terms.flatMap((indexTerm) => dictionaries.translateBack(from, indexTerm));
-    return english.length === 0 ? term : { ...term, terms: [...new Set([...term.terms, ...english])] };
+    if (english.length === 0) return term;
+    const terms = [...new Set([...term.terms, ...english])];
+    return terms.length === term.terms.length ? term : { ...term, terms, own: term.terms.length, back: true };
   });
   const seen = new Set(out.map((term) => term.word));
   for (const run of foldCharacters(query).match(new RegExp(UNSPACED_RUN.source, "gu")) ?? []) {
@@ -121,7 +127,8 @@ function translateBack(
       ];
       if (english.length === 0) continue;
       seen.add(segment);
-      out.push({ word: segment, terms: [...indexTermsOf(segment, options), ...english], prefix: false });
+      const own = indexTermsOf(segment, options);
+      out.push({ word: segment, terms: [...own, ...english], prefix: false, own: own.length, back: true });
     }
   }
   return out;

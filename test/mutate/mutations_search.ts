@@ -110,4 +110,19 @@ export const MUTATIONS_SEARCH: Mutation[] = [
     to: "WHERE person_id = ?1 AND folder_id IS NULL AND 0) AS outside",
     tests: [WHOLE_SCOPE],
   },
+  {
+    name:
+      "a question in another language is searched in every word's English translations, held in scope or not",
+    file: "src/search/lexical.ts",
+    from: "if (found.length > 0) {\n        terms.push({\n          query: own,",
+    to: "if (found.length < 0) {\n        terms.push({\n          query: own,",
+    tests: [CROSS_LANGUAGE],
+  },
+  {
+    name: "a German question with one German marker word is read as English and translated",
+    file: "src/analysis/question_language.ts",
+    from: 'if (read !== "en" && words.some((word) => FUNCTION_WORDS[read].has(word))) return read;',
+    to: 'if (read !== "en" && words.some((word) => FUNCTION_WORDS[read].has(word))) return "en";',
+    tests: ["test/analysis/question_language_test.ts"],
+  },
 ];

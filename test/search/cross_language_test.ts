@@ -388,3 +388,40 @@ Deno.test({
     assert.ok(!through.includes(wanted[0]!), `not through deu-rus alone: ${through}`);
   },
 });
+
+Deno.test({
+  name:
+    "a French question finds an English page through its words' English translations, and a German question's page in German is not outranked by them",
+  sanitizeResources: false,
+  fn: async () => {
+    const on = await dictionaries();
+    const { given, texts } = await givenFiles();
+    const rfc = Deno.readTextFileSync(`${CORPUS_DIR}/text/rfc7754-technical-considerations.txt`).split("\f");
+    given.document("en", "rfc7754.txt", rfc);
+    const evidence = "Endpoint-based blocking";
+    const wanted = rfc.map((text, i) => text.includes(evidence) ? `en#${i + 1}` : null)
+      .filter((page): page is string => page !== null);
+    assert.ok(wanted.length > 0, `"${evidence}" is on a page of RFC 7754`);
+    const question = "Le blocage sur les terminaux résiste-t-il aux adversaires qui se déplacent ?";
+    for (const page of wanted) {
+      const text = rfc[Number(page.split("#")[1]) - 1]!;
+      assert.deepEqual(sharedWords(question, text), [], `"${question}" shares no word with ${page}`);
+    }
+    const found = given.pages(question, { dictionaries: on });
+    assert.ok(found.some((page) => wanted.includes(page)), `found through English translations: ${found}`);
+    const without = given.pages(question, { dictionaries: null });
+    assert.ok(!without.some((page) => wanted.includes(page)), `not without the dictionaries: ${without}`);
+
+    // The German page holds the question's own words: the English pages holding their translations do not
+    // come before it.
+    const german = "Wie macht die Trauer den Schmerz des Abschieds erträglicher?";
+    const mourning = texts.get("de")!.findIndex((text) => text.includes("Trauer ist ein Prozess"));
+    assert.ok(mourning >= 0, "the German page about mourning");
+    assert.deepEqual(
+      given.pages(german, { dictionaries: on }).slice(0, 3),
+      given.pages(german, { dictionaries: null }).slice(0, 3),
+      "a German question about a German page ranks as without the dictionaries",
+    );
+    assert.equal(given.pages(german, { dictionaries: on })[0], `de#${mourning + 1}`);
+  },
+});

@@ -17,6 +17,7 @@ import { eventHash, GENESIS_HASH, hashInputOf, type StoredRow } from "../hash_ch
 import { ConcurrencyError, type ExpectedVersion, type TokenTake } from "../store.ts";
 import { EVENT_VERSIONS, type RecordedEvent, type SergoEvent } from "../types.ts";
 import { reason } from "./errors.ts";
+import { AUDIT_CALLS_SCHEMA } from "./audit_calls.ts";
 import type { SchemaPart } from "./schema.ts";
 
 /** A connection pool as the PostgreSQL parts open it (bigint columns as `bigint`). */
@@ -224,17 +225,20 @@ CREATE UNLOGGED TABLE IF NOT EXISTS sergo_rate_buckets (
   at timestamptz NOT NULL
 );
 ${APPEND_FUNCTION}
+${AUDIT_CALLS_SCHEMA}
 `;
 
 /** The log's part of the schema (the rate limits share its advisory lock). */
 export const LOG_SCHEMA_PART: SchemaPart = {
   ddl: PG_SCHEMA,
   lock: 8317401,
-  tables: ["sergo_events", "sergo_streams", "sergo_log_head", "sergo_rate_buckets"],
+  tables: ["sergo_events", "sergo_streams", "sergo_log_head", "sergo_rate_buckets", "sergo_audit_calls"],
   functions: [
     "sergo_group_commit(jsonb, text, bigint)",
     "sergo_group_commit(jsonb, text)",
     "sergo_append(jsonb)",
+    "sergo_index_audit_call(bigint, text, text)",
+    "sergo_audit_call()",
   ],
 };
 

@@ -20,6 +20,7 @@
  */
 import type postgres from "postgres";
 import type { StoredRow } from "../hash_chain.ts";
+import type { SergoEvent } from "../types.ts";
 
 /** The store's pool (as group_commit_sql.ts's `Sql`, which imports this file's schema). */
 type Sql = postgres.Sql<Record<string, never>>;
@@ -39,6 +40,9 @@ type Sql = postgres.Sql<Record<string, never>>;
  * fail the call's append. For the same reason the event is read as `json`,
  * not `jsonb`, which refuses `\u0000` anywhere in it.
  */
+/** The setting a statement that indexes its own calls turns on for its transaction (see the trigger). */
+export const INDEXED_SETTING = "sergo.calls_indexed";
+
 export const AUDIT_CALLS_SCHEMA = `
 CREATE TABLE IF NOT EXISTS sergo_audit_calls (
   position bigint PRIMARY KEY,
@@ -101,16 +105,63 @@ BEGIN
 END
 $fn$;
 DO $do$
+DECLARE
+  fresh boolean := NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = 'sergo_audit_call' AND NOT tgisinternal);
 BEGIN
-  IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = 'sergo_audit_call' AND NOT tgisinternal) THEN
-    CREATE TRIGGER sergo_audit_call AFTER INSERT ON sergo_events FOR EACH ROW
-      WHEN (NEW.type = 'McpCalled') EXECUTE FUNCTION sergo_audit_call();
+  -- A statement that indexes its calls itself says so (${INDEXED_SETTING}, for its transaction): the trigger
+  -- is for the writers that do not (the client-side transaction, migrate's import, a replica of the version
+  -- before), and its condition costs no function call.
+  DROP TRIGGER IF EXISTS sergo_audit_call ON sergo_events;
+  CREATE TRIGGER sergo_audit_call AFTER INSERT ON sergo_events FOR EACH ROW
+    WHEN (NEW.type = 'McpCalled' AND current_setting('${INDEXED_SETTING}', true) IS DISTINCT FROM 'on')
+    EXECUTE FUNCTION sergo_audit_call();
+  IF fresh THEN
     -- The calls logged before the table (the trigger's lock on sergo_events holds off new ones until commit).
     PERFORM sergo_index_audit_call(position, data, metadata) FROM sergo_events WHERE type = 'McpCalled';
   END IF;
 END
 $do$;
 `;
+
+/**
+ * The columns of a call's row, `[person_id, key_id, end_user_json,
+ * action_json, time_utc]`, computed where the event is written: what
+ * `sergo_index_audit_call` reads out of the stored JSON, without reading it.
+ * `sergo_group_commit` writes them with the event (`audit` beside its data),
+ * so the database does not parse every call's JSON in the chain head's lock:
+ * the trigger's parse cost PostgreSQL 30–40 µs of CPU a call (bench/README.md,
+ * "Replicas by CPU"). The time is put in `toISOString()` form as the local
+ * view puts it (projections/audit_view.ts).
+ */
+export function auditCallColumns(event: SergoEvent): AuditCallColumns | null {
+  if (event.type !== "McpCalled") return null;
+  const { data, metadata } = event;
+  const endUser = typeof data.end_user === "string"
+    ? data.end_user
+    : typeof metadata.end_user === "string"
+    ? metadata.end_user
+    : null;
+  const action = data.action.startsWith("mcp ") ? data.action : `mcp ${data.tool}`;
+  return [
+    data.person_id,
+    data.key_id,
+    endUser === null ? null : JSON.stringify(endUser),
+    JSON.stringify(action),
+    utcTime(metadata.time),
+  ];
+}
+
+/** See {@linkcode auditCallColumns}. */
+export type AuditCallColumns = [string, string, string | null, string, string];
+
+const UTC_ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+/** An ISO time in UTC `toISOString()` form, as projections/audit_view.ts's `utcTime` gives it. */
+function utcTime(time: string): string {
+  if (UTC_ISO.test(time)) return time;
+  const ms = Date.parse(time);
+  return Number.isNaN(ms) ? time : new Date(ms).toISOString();
+}
 
 /** What the audit view filters a person's MCP calls by (times as UTC `toISOString()` text, inclusive). */
 export interface AuditCallFilter {

@@ -125,9 +125,23 @@ Deno.test("PostgreSQL: every MCP call is indexed with its event, whichever way i
       }
     }
     // And the trigger is back: the next call is indexed with its event.
-    await byStatement.append("k", [call(7)]);
+    await byTransaction.append("k", [call(7)]);
     const [last] = await sql<{ position: bigint }[]>`SELECT max(position) AS position FROM sergo_audit_calls`;
     assert.equal(Number(last!.position), (await byStatement.databaseHead()).position);
+
+    // sergo_group_commit writes the columns the store sent, without the trigger's reading of the JSON: with
+    // that reading made to fail, its appends still index their calls, and only the transaction's fail.
+    await sql.unsafe(`CREATE OR REPLACE FUNCTION sergo_index_audit_call(p bigint, data text, metadata text)
+      RETURNS void LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'read'; END $$`);
+    await Promise.all(CALLS.map((c) => byStatement.append("k", [c])));
+    const written = await sql`
+      SELECT person_id, key_id, end_user_json, action_json, time_utc FROM sergo_audit_calls
+      WHERE position > ${last!.position} ORDER BY position`;
+    assert.deepEqual(
+      [...written].sort((a, b) => JSON.stringify(a) < JSON.stringify(b) ? -1 : 1),
+      [...EXPECTED].sort((a, b) => JSON.stringify(a) < JSON.stringify(b) ? -1 : 1),
+    );
+    await assert.rejects(byTransaction.append("k", [call(8)]), /read/);
   } finally {
     await byStatement.close();
     await byTransaction.close();

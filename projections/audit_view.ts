@@ -16,6 +16,15 @@
  *
  * Details never hold secrets or their hashes (no password hash, no key hash).
  *
+ * Where the MCP calls' entries are kept: on the embedded log, in this view's
+ * tables like every other entry ({@linkcode auditView}); on the shared log in
+ * PostgreSQL, in the log's database (`sergo_audit_calls`, events/postgres/
+ * audit_calls.ts), so that no replica keeps an indexed copy of every
+ * replica's calls ({@linkcode auditViewWithoutCalls}). Code that reads the
+ * view reads it through the `…From` functions with the app's `auditCalls`
+ * (null on the embedded log): they merge the local entries and the calls',
+ * whose entries are made from their events by the same code as here.
+ *
  * @module
  */
 import type { DatabaseSync, SQLInputValue } from "node:sqlite";

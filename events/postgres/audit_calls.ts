@@ -129,10 +129,10 @@ $do$;
  * `sergo_index_audit_call` reads out of the stored JSON, without reading it.
  * `sergo_group_commit` writes them with the event (`audit` beside its data),
  * so the database does not parse every call's JSON in the chain head's lock
- * (with the trigger, PostgreSQL's CPU per call was 0.110 ms against 0.101 ms
- * this way and 0.06 ms before the index, one replica; the rest of the
- * difference is the row and its five indexes: bench/README.md, "Replicas by
- * CPU"). The time is put in `toISOString()` form as the local view puts it
+ * (one replica, PostgreSQL's CPU per call: with the trigger 0.110 ms against
+ * 0.058 ms before the index, in runs taken in turn; this way 0.087 against
+ * 0.062 ms; the rest is the row and its five indexes: bench/README.md,
+ * "Replicas by CPU"). The time is put in `toISOString()` form as the local view puts it
  * (projections/audit_view.ts).
  */
 export function auditCallColumns(event: SergoEvent): AuditCallColumns | null {

@@ -16,11 +16,22 @@
  *
  * Details never hold secrets or their hashes (no password hash, no key hash).
  *
+ * Where the MCP calls' entries are kept: on the embedded log, in this view's
+ * tables like every other entry ({@linkcode auditView}); on the shared log in
+ * PostgreSQL, in the log's database (`sergo_audit_calls`, events/postgres/
+ * audit_calls.ts), so that no replica keeps an indexed copy of every
+ * replica's calls ({@linkcode auditViewWithoutCalls}). Code that reads the
+ * view reads it through the `…From` functions with the app's `auditCalls`
+ * (null on the embedded log): they merge the local entries and the calls',
+ * whose entries are made from their events by the same code as here.
+ *
  * @module
  */
 import type { DatabaseSync, SQLInputValue } from "node:sqlite";
 import type { EventType, RecordedEvent } from "../events/types.ts";
-import { canonicalJson } from "../events/hash_chain.ts";
+import { canonicalJson, type StoredRow } from "../events/hash_chain.ts";
+import type { AuditCallFilter, AuditCalls } from "../events/postgres/audit_calls.ts";
+import { parseStoredRow } from "../events/sqlite_store.ts";
 import type { Projection } from "./projection.ts";
 import { statement } from "./_statements.ts";
 import { type ActorKind, describeEvent } from "./_audit_describe.ts";
@@ -144,13 +155,7 @@ const HANDLES: readonly EventType[] = [
   "ConsoleSearched",
 ];
 
-/** The audit view projection. */
-export const auditView: Projection = {
-  name: "audit_view",
-  handles: HANDLES,
-  tables: TABLES,
-  init(db: DatabaseSync): void {
-    db.exec(`
+const INIT_SQL = `
       CREATE TABLE IF NOT EXISTS audit_entries (
         position INTEGER PRIMARY KEY, hash TEXT NOT NULL, time TEXT NOT NULL, time_utc TEXT NOT NULL,
         person_id TEXT NOT NULL, actor TEXT NOT NULL, actor_kind TEXT NOT NULL, key_id TEXT, key_name TEXT,
@@ -177,34 +182,95 @@ export const auditView: Projection = {
       CREATE TABLE IF NOT EXISTS audit_key_names (
         person_id TEXT NOT NULL, name TEXT NOT NULL, key_id TEXT NOT NULL, PRIMARY KEY (person_id, name, key_id)
       ) WITHOUT ROWID;
-    `);
+      CREATE TABLE IF NOT EXISTS audit_calls_elsewhere (since INTEGER NOT NULL);
+    `;
+
+/** The stored row of an event's entry (and its UTC time), or null for an event that is nobody's. */
+function entryRow(db: DatabaseSync, event: RecordedEvent): (AuditRow & { time_utc: string }) | null {
+  const entry = describeEvent(db, event);
+  if (entry.person_id === null) return null;
+  return {
+    position: event.position,
+    hash: event.hash,
+    time: event.metadata.time,
+    time_utc: utcTime(event.metadata.time),
+    person_id: entry.person_id,
+    actor: entry.actor.label,
+    actor_kind: entry.actor.kind,
+    key_id: entry.key?.key_id ?? null,
+    key_name: entry.key?.name ?? null,
+    masked_key: entry.key?.masked ?? null,
+    end_user: entry.end_user ?? event.metadata.end_user ?? null,
+    action: entry.action,
+    details: canonicalJson(entry.details),
+    type: event.type,
+    stream: event.stream,
+  };
+}
+
+function applyEntry(db: DatabaseSync, event: RecordedEvent): void {
+  const row = entryRow(db, event);
+  if (row === null) return;
+  statement(
+    db,
+    `INSERT INTO audit_entries (position, hash, time, time_utc, person_id, actor, actor_kind, key_id, key_name,
+       masked_key, end_user, action, details, type, stream)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  ).run(
+    row.position,
+    row.hash,
+    row.time,
+    row.time_utc,
+    row.person_id,
+    row.actor,
+    row.actor_kind,
+    row.key_id,
+    row.key_name,
+    row.masked_key,
+    row.end_user,
+    row.action,
+    row.details,
+    row.type,
+    row.stream,
+  );
+}
+
+/** The audit view projection, MCP calls included (the embedded log's). */
+export const auditView: Projection = {
+  name: "audit_view",
+  handles: HANDLES,
+  tables: TABLES,
+  init(db: DatabaseSync): void {
+    db.exec(INIT_SQL);
+    // Built on the shared log before, without the calls: built again from the log, with them.
+    if (statement(db, "SELECT 1 FROM audit_calls_elsewhere").get() !== undefined) {
+      for (const table of TABLES) db.exec(`DELETE FROM ${table}`);
+      db.exec("DELETE FROM audit_calls_elsewhere");
+      statement(db, "DELETE FROM projection_checkpoints WHERE name = ?").run("audit_view");
+    }
   },
-  apply(db: DatabaseSync, event: RecordedEvent): void {
-    const entry = describeEvent(db, event);
-    if (entry.person_id === null) return;
-    statement(
-      db,
-      `INSERT INTO audit_entries (position, hash, time, time_utc, person_id, actor, actor_kind, key_id, key_name,
-         masked_key, end_user, action, details, type, stream)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ).run(
-      event.position,
-      event.hash,
-      event.metadata.time,
-      utcTime(event.metadata.time),
-      entry.person_id,
-      entry.actor.label,
-      entry.actor.kind,
-      entry.key?.key_id ?? null,
-      entry.key?.name ?? null,
-      entry.key?.masked ?? null,
-      entry.end_user ?? event.metadata.end_user ?? null,
-      entry.action,
-      canonicalJson(entry.details),
-      event.type,
-      event.stream,
-    );
+  apply: applyEntry,
+};
+
+/**
+ * The audit view on the shared log in PostgreSQL: the same entries but the
+ * MCP calls', which are read from the log's database (events/postgres/
+ * audit_calls.ts) by the `…From` reads below, so no replica keeps its own
+ * indexed copy of every replica's calls. A view built before with the calls
+ * (an older version, or the embedded log before `sergo migrate`) drops them.
+ */
+export const auditViewWithoutCalls: Projection = {
+  name: "audit_view",
+  handles: HANDLES.filter((type) => type !== "McpCalled"),
+  tables: TABLES,
+  init(db: DatabaseSync): void {
+    db.exec(INIT_SQL);
+    if (statement(db, "SELECT 1 FROM audit_calls_elsewhere").get() === undefined) {
+      db.exec("DELETE FROM audit_entries WHERE type = 'McpCalled'");
+      statement(db, "INSERT INTO audit_calls_elsewhere (since) VALUES (?)").run(Date.now());
+    }
   },
+  apply: applyEntry,
 };
 
 /** Normalises an ISO time to UTC `toISOString()` form, so times compare as text. */
@@ -433,5 +499,184 @@ export function auditRange(
   return {
     total,
     rowsAfter: (after, limit) => page.all(...where.values, after, upTo, limit) as unknown as AuditRow[],
+  };
+}
+
+// ---------------------------------------------------------------------------
+// The same reads on the shared log, whose MCP calls' entries are read from its
+// database (`calls`; null on the embedded log, whose view holds them): each
+// read takes what the local view holds and what the calls hold, in the order
+// one table would give them.
+
+/** Orders strings as SQLite's BINARY collation does (by UTF-8 bytes, that is by code points). */
+function binaryCompare(a: string, b: string): number {
+  const x = [...a], y = [...b];
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    const d = x[i]!.codePointAt(0)! - y[i]!.codePointAt(0)!;
+    if (d !== 0) return d;
+  }
+  return x.length - y.length;
+}
+
+/** The key ids a key name and key id filter come to (null: any key). */
+function filteredKeyIds(db: DatabaseSync, filters: Omit<AuditFilters, "limit" | "before">): string[] | null {
+  let keyIds: string[] | null = null;
+  if (filters.keyName !== undefined) {
+    const rows = statement(
+      db,
+      "SELECT key_id FROM audit_key_names WHERE person_id = ? AND name = ? ORDER BY key_id",
+    ).all(filters.personId, filters.keyName) as Array<{ key_id: string }>;
+    keyIds = rows.map((row) => row.key_id);
+  }
+  if (filters.keyId !== undefined) {
+    keyIds = keyIds === null ? [filters.keyId] : keyIds.filter((id) => id === filters.keyId);
+  }
+  return keyIds;
+}
+
+/** The filter of the calls' entries (an MCP call's entry is an agent key's, never the system's). */
+function callFilter(db: DatabaseSync, filters: Omit<AuditFilters, "limit" | "before">): AuditCallFilter {
+  const keyIds = filteredKeyIds(db, filters);
+  return {
+    personId: filters.personId,
+    ...(keyIds === null ? {} : { keyIds }),
+    ...(filters.endUser === undefined ? {} : { endUser: filters.endUser }),
+    ...(filters.action === undefined ? {} : { action: filters.action }),
+    ...(filters.from === undefined ? {} : { from: timeBound(filters.from, "from") }),
+    ...(filters.to === undefined ? {} : { to: timeBound(filters.to, "to") }),
+  };
+}
+
+/** The entry rows of calls' events, made as the local view makes them. */
+function callRows(db: DatabaseSync, rows: readonly StoredRow[]): AuditRow[] {
+  return rows.map((row) => {
+    const { time_utc: _, ...entry } = entryRow(db, parseStoredRow(row))!;
+    return entry;
+  });
+}
+
+/** Two lists of rows ordered by position, one way, merged. */
+function merged(a: readonly AuditRow[], b: readonly AuditRow[], newestFirst: boolean): AuditRow[] {
+  const out: AuditRow[] = [];
+  let i = 0, j = 0;
+  while (i < a.length || j < b.length) {
+    const takeA = j >= b.length ||
+      (i < a.length && (newestFirst ? a[i]!.position > b[j]!.position : a[i]!.position < b[j]!.position));
+    out.push(takeA ? a[i++]! : b[j++]!);
+  }
+  return out;
+}
+
+/** {@linkcode queryAudit}, with the calls' entries. */
+export async function queryAuditFrom(
+  db: DatabaseSync,
+  calls: AuditCalls | null,
+  filters: AuditFilters,
+): Promise<AuditPage> {
+  if (calls === null) return queryAudit(db, filters);
+  const limit = Math.max(1, Math.min(Math.trunc(filters.limit), 1000));
+  const where = auditWhere(db, filters);
+  let sql = `SELECT ${AUDIT_COLUMNS} FROM audit_entries WHERE ${where.sql}`;
+  const values = [...where.values];
+  if (filters.before !== undefined) {
+    sql += " AND position < ?";
+    values.push(filters.before);
+  }
+  sql += " ORDER BY position DESC LIMIT ?";
+  values.push(limit + 1);
+  const local = statement(db, sql).all(...values) as unknown as AuditRow[];
+  const remote = callRows(
+    db,
+    await calls.events(callFilter(db, filters), {
+      ...(filters.before === undefined ? {} : { before: filters.before }),
+      limit: limit + 1,
+    }),
+  );
+  const rows = merged(local, remote, true);
+  const entries = rows.slice(0, limit).map(toAuditEntry);
+  const last = entries[entries.length - 1];
+  return rows.length > limit && last ? { entries, next_before: last.position } : { entries };
+}
+
+/** {@linkcode auditActions}, with the calls' actions. */
+export async function auditActionsFrom(
+  db: DatabaseSync,
+  calls: AuditCalls | null,
+  personId: string,
+): Promise<string[]> {
+  const local = auditActions(db, personId);
+  if (calls === null) return local;
+  return [...new Set([...local, ...await calls.actions(personId)])].sort(binaryCompare);
+}
+
+/** {@linkcode agentKeyUsage}, with the key's calls. */
+export async function agentKeyUsageFrom(
+  db: DatabaseSync,
+  calls: AuditCalls | null,
+  key: { person_id: string; key_id: string },
+  now: Date,
+): Promise<AgentKeyUsage> {
+  const local = agentKeyUsage(db, key, now);
+  if (calls === null) return local;
+  const since = (ms: number) => new Date(now.getTime() - ms).toISOString();
+  const remote = await calls.keyUsage(key.person_id, key.key_id, {
+    day: since(DAY_MS),
+    month: since(30 * DAY_MS),
+  });
+  let lastUsed = local.lastUsed;
+  if (remote.last !== null) {
+    const localLast = statement(
+      db,
+      `SELECT position FROM audit_entries WHERE person_id = ? AND key_id = ? AND actor_kind = 'agent_key'
+       ORDER BY position DESC LIMIT 1`,
+    ).get(key.person_id, key.key_id) as { position: number } | undefined;
+    if (localLast === undefined || remote.last.position > localLast.position) lastUsed = remote.last.time;
+  }
+  // Every end user's calls, from both: the local view's six are not enough to merge.
+  const counts = new Map<string, number>();
+  const localEndUsers = statement(
+    db,
+    `SELECT end_user, count(*) AS calls FROM audit_entries
+     WHERE person_id = ? AND key_id = ? AND actor_kind = 'agent_key' AND end_user IS NOT NULL AND time_utc >= ?
+     GROUP BY end_user`,
+  ).all(key.person_id, key.key_id, since(30 * DAY_MS)) as unknown as Array<
+    { end_user: string; calls: number }
+  >;
+  for (const { end_user, calls: n } of [...localEndUsers, ...remote.endUsers]) {
+    counts.set(end_user, (counts.get(end_user) ?? 0) + n);
+  }
+  const endUsers = [...counts].map(([end_user, calls]) => ({ end_user, calls }))
+    .sort((a, b) => b.calls - a.calls || binaryCompare(a.end_user, b.end_user)).slice(0, 6);
+  return { lastUsed, day: local.day + remote.day, month: local.month + remote.month, endUsers };
+}
+
+/** {@linkcode AuditRange}, read a page at a time from the local view and the calls. */
+export interface AuditRangeFrom {
+  total: number;
+  rowsAfter(after: number, limit: number): Promise<AuditRow[]>;
+}
+
+/** {@linkcode auditRange}, with the calls' entries. */
+export async function auditRangeFrom(
+  db: DatabaseSync,
+  calls: AuditCalls | null,
+  filters: Omit<AuditFilters, "limit" | "before">,
+  upTo: number,
+): Promise<AuditRangeFrom> {
+  const local = auditRange(db, filters, upTo);
+  if (calls === null) {
+    return {
+      total: local.total,
+      rowsAfter: (after, limit) => Promise.resolve(local.rowsAfter(after, limit)),
+    };
+  }
+  const filter = callFilter(db, filters);
+  const total = local.total + await calls.count(filter, upTo);
+  return {
+    total,
+    async rowsAfter(after, limit) {
+      const remote = callRows(db, await calls.events(filter, { after, upTo, limit }));
+      return merged(local.rowsAfter(after, limit), remote, false).slice(0, limit);
+    },
   };
 }

@@ -5,7 +5,7 @@
  * @module
  */
 import type { EventStore } from "../events/store.ts";
-import { ALL_PROJECTIONS } from "./all.ts";
+import { projectionsFor } from "./all.ts";
 import { projectionDigest } from "./digest.ts";
 import { openProjector } from "./projector.ts";
 
@@ -25,12 +25,13 @@ export async function replayInto(
   options: ReplayOptions = {},
 ): Promise<{ digest: string; events: number }> {
   const temp = `${targetPath}.replay-${crypto.randomUUID()}`;
-  const projector = openProjector(temp, ALL_PROJECTIONS, { onProgress: options.onProgress, batchSize: 2000 });
+  const projections = projectionsFor(store);
+  const projector = openProjector(temp, projections, { onProgress: options.onProgress, batchSize: 2000 });
   let digest: string;
   let events: number;
   try {
     events = projector.catchUp(store);
-    digest = projectionDigest(projector.db, ALL_PROJECTIONS);
+    digest = projectionDigest(projector.db, projections);
     projector.db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
   } catch (error) {
     projector.close();

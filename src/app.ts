@@ -9,9 +9,10 @@ import { join } from "node:path";
 import type { DatabaseSync } from "node:sqlite";
 import type { AppendOptions, AppendResult, LogHead } from "../events/store.ts";
 import { openSqliteStore, type SqliteEventStore } from "../events/sqlite_store.ts";
+import type { AuditCalls } from "../events/postgres/audit_calls.ts";
 import { openPostgresStore, type PostgresEventStore } from "../events/postgres/store.ts";
 import type { RecordedEvent, SergoEvent } from "../events/types.ts";
-import { ALL_PROJECTIONS } from "../projections/all.ts";
+import { projectionsFor } from "../projections/all.ts";
 import { openProjector, type Projector, type ProjectorOptions } from "../projections/projector.ts";
 import { type Blobs, BlobStore } from "./blob_store.ts";
 import { openPostgresBlobStore, type PostgresBlobStore } from "./postgres_blob_store.ts";
@@ -79,7 +80,7 @@ export async function openApp(dataDir: string, options: AppOptions = {}): Promis
   const blobs: Blobs = blobsOpened.value;
   let projector: Projector;
   try {
-    projector = openProjector(paths.projections, ALL_PROJECTIONS, { onProgress: options.onProgress });
+    projector = openProjector(paths.projections, projectionsFor(store), { onProgress: options.onProgress });
   } catch (error) {
     await store.close();
     await closeBlobs(blobs);
@@ -133,6 +134,15 @@ export class SergoApp {
   /** The projections database, for queries. */
   get db(): DatabaseSync {
     return this.projector.db;
+  }
+
+  /**
+   * Where the audit view's MCP calls are read from besides the projections:
+   * the shared log's database (null on the embedded log, whose audit view
+   * holds them); see projections/audit_view.ts.
+   */
+  get auditCalls(): AuditCalls | null {
+    return "auditCalls" in this.store ? this.store.auditCalls : null;
   }
 
   /** The log's head. */

@@ -17,6 +17,7 @@ import { eventHash, GENESIS_HASH, hashInputOf, type StoredRow } from "../hash_ch
 import { ConcurrencyError, type ExpectedVersion, type TokenTake } from "../store.ts";
 import { EVENT_VERSIONS, type RecordedEvent, type SergoEvent } from "../types.ts";
 import { reason } from "./errors.ts";
+import { AUDIT_CALLS_SCHEMA, auditCallColumns, INDEXED_SETTING } from "./audit_calls.ts";
 import type { SchemaPart } from "./schema.ts";
 
 /** A connection pool as the PostgreSQL parts open it (bigint columns as `bigint`). */
@@ -97,6 +98,8 @@ DECLARE
   buckets jsonb := '{}'::jsonb;
   results jsonb := '[]'::jsonb;
 BEGIN
+  -- This statement indexes its MCP calls itself (events/postgres/audit_calls.ts): the trigger leaves them.
+  PERFORM set_config('${INDEXED_SETTING}', 'on', true);
   SELECT position, hash INTO from_position, from_hash FROM sergo_log_head WHERE id = 1 FOR UPDATE;
   -- The rows between what the caller has and this commit's own: this session's last commit's rows, and the rows
   -- it carried, count as had (the next commit on a connection is sent before the answer of the one before).
@@ -160,6 +163,12 @@ BEGIN
       VALUES (pos + n, stream_name, base + n, ev->>'type', (ev->>'schema_version')::integer, ev->>'data',
               ev->>'metadata', prev, encode(sha256(convert_to(prev || body, 'UTF8')), 'hex'))
       RETURNING hash INTO prev;
+      IF ev ? 'audit' THEN
+        INSERT INTO sergo_audit_calls (position, person_id, key_id, end_user_json, action_json, time_utc)
+        VALUES (pos + n, ev->'audit'->>0, ev->'audit'->>1, ev->'audit'->>2, ev->'audit'->>3, ev->'audit'->>4);
+      ELSIF ev->>'type' = 'McpCalled' THEN
+        PERFORM sergo_index_audit_call(pos + n, ev->>'data', ev->>'metadata');
+      END IF;
     END LOOP;
     versions := versions || jsonb_build_object(stream_name, base + n);
     moved := moved || jsonb_build_object(stream_name, base + n);
@@ -224,17 +233,20 @@ CREATE UNLOGGED TABLE IF NOT EXISTS sergo_rate_buckets (
   at timestamptz NOT NULL
 );
 ${APPEND_FUNCTION}
+${AUDIT_CALLS_SCHEMA}
 `;
 
 /** The log's part of the schema (the rate limits share its advisory lock). */
 export const LOG_SCHEMA_PART: SchemaPart = {
   ddl: PG_SCHEMA,
   lock: 8317401,
-  tables: ["sergo_events", "sergo_streams", "sergo_log_head", "sergo_rate_buckets"],
+  tables: ["sergo_events", "sergo_streams", "sergo_log_head", "sergo_rate_buckets", "sergo_audit_calls"],
   functions: [
     "sergo_group_commit(jsonb, text, bigint)",
     "sergo_group_commit(jsonb, text)",
     "sergo_append(jsonb)",
+    "sergo_index_audit_call(bigint, text, text)",
+    "sergo_audit_call()",
   ],
 };
 
@@ -332,7 +344,11 @@ export function groupCommitPayload(batch: readonly EncodedAppend[]): string {
         },
       }
       : {}),
-    events: events.map((event) => ({ ...event, type_json: JSON.stringify(event.type) })),
+    events: events.map((event, i) => {
+      // An MCP call's row of sergo_audit_calls, written with it (see auditCallColumns).
+      const audit = auditCallColumns(item.events[i]!);
+      return { ...event, type_json: JSON.stringify(event.type), ...(audit ? { audit } : {}) };
+    }),
   })));
 }
 

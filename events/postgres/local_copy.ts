@@ -60,10 +60,41 @@ function carriedAfter(
   }
   if (position !== before) return null;
   try {
-    return { rows, events: rows.map((row) => parseStoredRow(row)) };
+    return { rows, events: rows.map((row) => followedEvent(row)) };
   } catch {
     return null;
   }
+}
+
+/**
+ * Another writer's event as subscribers are told it: parsed, but an MCP
+ * call's data and metadata only when they are read. On the shared log no
+ * projection reads them (the audit view reads the calls from the database,
+ * events/postgres/audit_calls.ts), and parsing and checking every other
+ * replica's call against its schema was about 5 µs of a replica's CPU per
+ * call it followed (bench/README.md, "Replicas by CPU"). A call whose data
+ * does not match its schema throws where it is read, as a read from the copy
+ * (`readFrom`, which parses every row) does.
+ */
+function followedEvent(row: StoredRow): RecordedEvent {
+  if (row.type !== "McpCalled") return parseStoredRow(row);
+  let parsed: RecordedEvent | null = null;
+  const parse = () => parsed ??= parseStoredRow(row);
+  return {
+    type: row.type,
+    position: row.position,
+    stream: row.stream,
+    stream_version: row.stream_version,
+    schema_version: row.schema_version,
+    prev_hash: row.prev_hash,
+    hash: row.hash,
+    get data() {
+      return parse().data;
+    },
+    get metadata() {
+      return parse().metadata;
+    },
+  } as RecordedEvent;
 }
 
 /** The local copy of the log; see the module documentation. */
@@ -231,7 +262,7 @@ export class LocalCopy {
       const stored = rows.map((row) => ({ ...row, position: Number(row.position) }));
       this.#insertRows(stored);
       // Told from the rows in hand, not read back from the copy: every other replica's audit entry comes this way.
-      this.#tell(stored.map((row) => parseStoredRow(row)));
+      this.#tell(stored.map((row) => followedEvent(row)));
       if (rows.length < 2000) return;
     }
   }

@@ -53,6 +53,7 @@ import {
   RateRefusedError,
 } from "../store.ts";
 import { type RecordedEvent, type SergoEvent, validateEvent } from "../types.ts";
+import { AuditCalls } from "./audit_calls.ts";
 import { DatabaseUnavailableError, reason } from "./errors.ts";
 import {
   type AppendAnswer,
@@ -186,6 +187,8 @@ export class PostgresEventStore implements EventStore {
   /** Opens another commit connection, for one the driver left unable to connect (see #flushInOneStatement). */
   readonly #reopenCommits: (() => Sql) | null;
   readonly #copy: LocalCopy;
+  /** The log's MCP calls as the audit view reads them. */
+  readonly auditCalls: AuditCalls;
   readonly #pollMs: number;
   readonly #appendBy: "statement" | "transaction";
   #pending: Pending[] = [];
@@ -214,6 +217,7 @@ export class PostgresEventStore implements EventStore {
     this.#sql = sql;
     this.#commits = commits;
     this.#copy = new LocalCopy(sql, cache);
+    this.auditCalls = new AuditCalls(sql);
     this.#pollMs = options.pollMs ?? 500;
     this.#appendBy = options.appendBy ?? "statement";
   }

@@ -17,7 +17,13 @@ import { hostname } from "node:os";
 import type { DatabaseSync } from "node:sqlite";
 import { canonicalJson } from "../../events/hash_chain.ts";
 import type { EventStore } from "../../events/store.ts";
-import { auditRange, type AuditRow, auditViewPosition, toAuditEntry } from "../../projections/audit_view.ts";
+import type { AuditCalls } from "../../events/postgres/audit_calls.ts";
+import {
+  auditRangeFrom,
+  type AuditRow,
+  auditViewPosition,
+  toAuditEntry,
+} from "../../projections/audit_view.ts";
 import { type LogRow, type LogSource, sqliteLogSource, storeLogSource } from "./_log_source.ts";
 import {
   canonicalRecordParts,
@@ -90,7 +96,11 @@ export async function exportAudit(options: ExportOptions): Promise<Manifest> {
     for (const hash of source.hashes(headPosition)) builder.push(hash);
     const root = builder.root();
 
-    const range = auditRange(db, {
+    // The shared log's audit view reads its MCP calls from the database (projections/audit_view.ts).
+    const calls = options.store && "auditCalls" in options.store
+      ? (options.store as { auditCalls: AuditCalls }).auditCalls
+      : null;
+    const range = await auditRangeFrom(db, calls, {
       personId: options.personId,
       from: options.from,
       to: options.to,
@@ -136,7 +146,7 @@ export async function exportAudit(options: ExportOptions): Promise<Manifest> {
 
     let after = 0;
     for (;;) {
-      const rows = range.rowsAfter(after, PAGE);
+      const rows = await range.rowsAfter(after, PAGE);
       if (rows.length === 0) break;
       const events = source.rows(rows.map((row) => row.position));
       for (let i = 0; i < rows.length; i++) {

@@ -8,7 +8,8 @@
  */
 import type { DatabaseSync } from "node:sqlite";
 import type { EventStore } from "../../events/store.ts";
-import { queryAudit, timeBound } from "../../projections/audit_view.ts";
+import type { AuditCalls } from "../../events/postgres/audit_calls.ts";
+import { queryAuditFrom, timeBound } from "../../projections/audit_view.ts";
 import { exportAudit } from "./export.ts";
 import { ensureSigningKey, publicKeyPem } from "./signing_key.ts";
 
@@ -20,6 +21,8 @@ export interface AuditRouteDeps {
   eventsDbPath?: string;
   /** … the event store. */
   store?: EventStore;
+  /** The shared log's MCP calls, which its audit view reads from its database (absent on the embedded log). */
+  auditCalls?: AuditCalls | null;
 }
 
 /** A handler for an authenticated person. */
@@ -55,10 +58,10 @@ function intParam(params: URLSearchParams, name: string, min: number, max: numbe
 }
 
 /** `GET /api/audit`: the person's entries, newest first (`from`, `to`, `key`, `key_id`, `end_user`, `action`, `limit`, `before`). */
-export function listAudit(request: Request, personId: string, deps: AuditRouteDeps): Promise<Response> {
+export async function listAudit(request: Request, personId: string, deps: AuditRouteDeps): Promise<Response> {
   try {
     const params = new URL(request.url).searchParams;
-    const page = queryAudit(deps.projectionsDb, {
+    const page = await queryAuditFrom(deps.projectionsDb, deps.auditCalls ?? null, {
       personId,
       from: timeParam(params, "from"),
       to: timeParam(params, "to"),
@@ -69,10 +72,10 @@ export function listAudit(request: Request, personId: string, deps: AuditRouteDe
       limit: intParam(params, "limit", 1, 1000) ?? 50,
       before: intParam(params, "before", 1, Number.MAX_SAFE_INTEGER),
     });
-    return Promise.resolve(json(page));
+    return json(page);
   } catch (error) {
-    if (error instanceof BadRequest) return Promise.resolve(json({ error: error.message }, 400));
-    return Promise.reject(error);
+    if (error instanceof BadRequest) return json({ error: error.message }, 400);
+    throw error;
   }
 }
 

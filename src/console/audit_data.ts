@@ -5,11 +5,12 @@
  * @module
  */
 import type { DatabaseSync } from "node:sqlite";
+import type { AuditCalls } from "../../events/postgres/audit_calls.ts";
 import {
-  auditActions,
+  auditActionsFrom,
   type AuditEntry,
   auditKeyNames,
-  queryAudit,
+  queryAuditFrom,
   timeBound,
 } from "../../projections/audit_view.ts";
 import type { AuditQuery } from "./pages/audit_page.tsx";
@@ -53,8 +54,16 @@ export function checkAuditQuery(query: AuditQuery, before: string | null): strin
   return null;
 }
 
-/** Reads the filters of a URL and the entries they select for a person. */
-export function auditPageData(db: DatabaseSync, personId: string, url: URL): AuditPageData {
+/**
+ * Reads the filters of a URL and the entries they select for a person (with
+ * the shared log's MCP calls, `calls`, read from its database).
+ */
+export async function auditPageData(
+  db: DatabaseSync,
+  calls: AuditCalls | null,
+  personId: string,
+  url: URL,
+): Promise<AuditPageData> {
   const param = (name: string) => (url.searchParams.get(name) ?? "").trim();
   const query: AuditQuery = {
     from: param("from"),
@@ -66,10 +75,10 @@ export function auditPageData(db: DatabaseSync, personId: string, url: URL): Aud
   };
   const before = url.searchParams.get("before");
   const keyNames = auditKeyNames(db, personId);
-  const actions = auditActions(db, personId);
+  const actions = await auditActionsFrom(db, calls, personId);
   const error = checkAuditQuery(query, before);
   if (error) return { query, error, entries: [], keyNames, actions };
-  const page = queryAudit(db, {
+  const page = await queryAuditFrom(db, calls, {
     personId,
     ...(query.from ? { from: query.from } : {}),
     ...(query.to ? { to: query.to } : {}),

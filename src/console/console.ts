@@ -663,11 +663,11 @@ function documentPage(v: PersonVisit): Promise<Response> {
 }
 
 /** `/keys`: the person's agent keys, and the form that makes one. */
-function keysPage(v: PersonVisit): Promise<Response> {
+async function keysPage(v: PersonVisit): Promise<Response> {
   const { services, request, db, person, context, admin } = v;
   const root = rootLabel(person.name);
-  const keys = listAgentKeys(db, person.person_id).map((k) => keyView(services, k, root));
-  return Promise.resolve(v.render(KeysPage({
+  const keys = await Promise.all(listAgentKeys(db, person.person_id).map((k) => keyView(services, k, root)));
+  return v.render(KeysPage({
     context,
     keys,
     folders: listFolders(db, person.person_id),
@@ -677,20 +677,21 @@ function keysPage(v: PersonVisit): Promise<Response> {
     oauth: services.config.oauth,
     // Paths of this machine: for administrators, who run commands on it.
     stdio: admin ? stdioPaths(services) : undefined,
-  })));
+  }));
 }
 
 /** `/keys/:id`: one agent key, with the apps signed in with it. */
-function keyPage(v: PersonVisit): Promise<Response> {
+async function keyPage(v: PersonVisit): Promise<Response> {
   const { services, request, db, person, context, admin } = v;
   const root = rootLabel(person.name);
   const folders = listFolders(db, person.person_id);
   const documents = pickableDocuments(db, person.person_id);
   const base = publicUrl(services, request);
   const key = requireAgentKey(db, person.person_id, v.params.id!);
-  return Promise.resolve(v.render(KeyPage({
+  const view = await keyView(services, key, root);
+  return v.render(KeyPage({
     context,
-    view: keyView(services, key, root),
+    view,
     folders,
     documents,
     rootLabel: root,
@@ -699,7 +700,7 @@ function keyPage(v: PersonVisit): Promise<Response> {
     apps: activeGrantsOfKey(db, key.key_id),
     // Paths of this machine: for administrators, who run commands on it.
     stdio: admin ? stdioPaths(services) : undefined,
-  })));
+  }));
 }
 
 /** `/personal-keys`: the person's personal keys, masked. */
@@ -716,10 +717,11 @@ function personalKeysPage(v: PersonVisit): Promise<Response> {
 }
 
 /** `/audit[?filters]`: the person's audit entries, newest first. */
-function auditPage(v: PersonVisit): Promise<Response> {
+async function auditPage(v: PersonVisit): Promise<Response> {
   const { services, url, db, person, context } = v;
   services.app.settle(); // every audit entry committed so far is in the view
-  return Promise.resolve(v.render(AuditPage({ context, ...auditPageData(db, person.person_id, url) })));
+  const data = await auditPageData(db, services.app.auditCalls, person.person_id, url);
+  return v.render(AuditPage({ context, ...data }));
 }
 
 /** The window of pages shown on a document's page: the 50 that hold `page` (default the first). */

@@ -7,7 +7,7 @@ import type { DatabaseSync } from "node:sqlite";
 import { resolve } from "node:path";
 import { expandFolders, getDocument, getFolder, listDocuments } from "../../projections/catalogue.ts";
 import { type AgentKey, oldValues } from "../../projections/key_scopes.ts";
-import { agentKeyUsage } from "../../projections/audit_view.ts";
+import { agentKeyUsageFrom } from "../../projections/audit_view.ts";
 import { maskKey } from "../domain/key_format.ts";
 import type { ConsoleDeps } from "./deps.ts";
 import type { KeyView, PickableDocument, StdioPaths } from "./pages/keys_page.tsx";
@@ -48,7 +48,7 @@ export function pickableDocuments(db: DatabaseSync, personId: string): PickableD
 }
 
 /** An agent key with its masked value, what it reads by name, and its old values in their grace time. */
-export function keyView(services: ConsoleDeps, key: AgentKey, rootLabel: string): KeyView {
+export async function keyView(services: ConsoleDeps, key: AgentKey, rootLabel: string): Promise<KeyView> {
   const db = services.app.db;
   return {
     key,
@@ -64,6 +64,6 @@ export function keyView(services: ConsoleDeps, key: AgentKey, rootLabel: string)
       ...v,
       masked: maskKey("agent", v.last4),
     })),
-    usage: agentKeyUsage(db, key, services.app.now()),
+    usage: await agentKeyUsageFrom(db, services.app.auditCalls, key, services.app.now()),
   };
 }

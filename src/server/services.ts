@@ -105,7 +105,10 @@ export async function createServices(
       return routeAudit(request, personId, {
         projectionsDb: app.db,
         dataDir: app.dataDir,
-        eventsDbPath: dataPaths(app.dataDir).events,
+        // The shared log has no events.db: its export reads the local copy, and its MCP calls from the database.
+        ...(app.auditCalls
+          ? { store: app.store, auditCalls: app.auditCalls }
+          : { eventsDbPath: dataPaths(app.dataDir).events }),
       });
     },
     checkCsrf: carriesCsrfToken,

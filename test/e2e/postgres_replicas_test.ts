@@ -1,9 +1,11 @@
 /**
  * `SERGO_DATABASE_URL` through the real entry point: a bad URL and an
  * unreachable server each stop with one line; the CLI writes to the shared log
- * and `log verify` walks it in PostgreSQL; and a key deleted through one
- * `serve` stops working on another `serve` on the same database (each with
- * its own data directory, so its own projections) within a second.
+ * and `log verify` walks it in PostgreSQL; each `serve`'s audit (its page of
+ * the API and its export) shows the MCP calls of both as soon as they are
+ * answered; and a key deleted through one `serve` stops working on another
+ * `serve` on the same database (each with its own data directory, so its own
+ * projections) within a second.
  */
 import assert from "node:assert/strict";
 import { loadConfig } from "../../src/config.ts";
@@ -24,6 +26,27 @@ async function initialize(url: string, key: string): Promise<number> {
       id: 1,
       method: "initialize",
       params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+    }),
+  });
+  await response.body?.cancel();
+  return response.status;
+}
+
+/** An audited `list_documents` call through a replica's `/mcp`, naming `endUser`; its status. */
+async function listDocuments(url: string, key: string, endUser: string): Promise<number> {
+  const response = await fetch(`${url}/mcp`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      authorization: `Bearer ${key}`,
+      "x-sergo-end-user": endUser,
+    },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 2,
+      method: "tools/call",
+      params: { name: "list_documents", arguments: {} },
     }),
   });
   await response.body?.cancel();
@@ -123,6 +146,44 @@ Deno.test("two serve replicas on one PostgreSQL log: an upload through one is re
       };
       assert.equal(row.status, "searchable");
       assert.deepEqual(await b.app.blobs.read(row.sha256), await Deno.readFile(uploadedPath));
+      // Calls through both replicas: each replica's audit shows every call, its own and the other's, as soon
+      // as the call is answered (the calls' entries are read from PostgreSQL), and so does its export.
+      const personalAuth = { authorization: `Bearer ${personal}` };
+      const audited: string[] = [];
+      for (const [i, replica] of [a, b, b, a, b].entries()) {
+        assert.equal(await listDocuments(replica.url, key, `user-${i}`), 200);
+        audited.push(`user-${i}`);
+        for (const reader of [a, b]) {
+          const page =
+            await (await fetch(`${reader.url}/api/audit?action=${encodeURIComponent("mcp listing")}`, {
+              headers: personalAuth,
+            })).json() as { entries: { end_user: string; actor_kind: string }[] };
+          assert.deepEqual(page.entries.map((entry) => entry.end_user), [...audited].reverse());
+          const byUser =
+            await (await fetch(`${reader.url}/api/audit?end_user=user-${i}`, { headers: personalAuth }))
+              .json() as { entries: { action: string }[] };
+          assert.deepEqual(byUser.entries.map((entry) => entry.action), ["mcp listing"]);
+        }
+      }
+      // An export reads up to the replica's copy of the log, which follows the other's calls within moments.
+      const since = Date.now();
+      while (a.app.head().position !== b.app.head().position) {
+        assert.ok(Date.now() - since < 2000, "the replicas' copies of the log differ after 2 s");
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      for (const reader of [a, b]) {
+        const exported = await fetch(`${reader.url}/api/audit/export?format=jsonl`, {
+          headers: personalAuth,
+        });
+        assert.equal(exported.status, 200);
+        const records = (await exported.text()).trim().split("\n").map((line) => JSON.parse(line));
+        assert.deepEqual(
+          records.filter((record) => record.audit?.action === "mcp listing").map((record) =>
+            record.audit.end_user
+          ),
+          audited,
+        );
+      }
       const keys =
         await (await fetch(`${a.url}/api/keys`, { headers: { authorization: `Bearer ${personal}` } }))
           .json() as { keys: { id: string }[] };

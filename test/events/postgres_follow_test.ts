@@ -4,7 +4,8 @@
  * before it, so a busy replica does not pull them with a query of its own,
  * nor read its own rows back. What must hold whichever way the rows come:
  * every replica's copy is the database's log, row for row, and each
- * replica's subscribers are told every event once, in order.
+ * replica's subscribers are told every event once, in order, as the copy
+ * reads it (another replica's MCP call is parsed only when its data is read).
  */
 import assert from "node:assert/strict";
 import postgres from "postgres";
@@ -18,6 +19,26 @@ function personAdded(name: string): SergoEvent {
   return {
     type: "PersonAdded",
     data: { person_id: name, name: `Person ${name}`, email: `${name}@example.com` },
+    metadata: meta,
+  };
+}
+
+function mcpCalled(name: string): SergoEvent {
+  return {
+    type: "McpCalled",
+    data: {
+      key_id: `k-${name}`,
+      person_id: "p1",
+      key_name: "research",
+      masked_key: "sgk_s_…abcd",
+      end_user: null,
+      tool: "search",
+      arguments: { query: name },
+      action: "mcp search",
+      details: { query: name, results: 1 },
+      is_error: false,
+      duration_ms: 1.5,
+    },
     metadata: meta,
   };
 }
@@ -54,6 +75,7 @@ function assertFollowed(name: string, store: PostgresEventStore, told: RecordedE
       `${name}'s copy at ${i + 1}`,
     );
     assert.deepEqual(event.data, JSON.parse(row.data), `${name}'s copy's data at ${i + 1}`);
+    assert.deepEqual({ ...told[i] }, { ...event }, `${name} told event ${i + 1} as its copy has it`);
   });
   assert.deepEqual(
     told.map((event) => event.position),
@@ -81,7 +103,10 @@ Deno.test("PostgreSQL: two replicas appending at once follow each other through 
         await Promise.all(
           Array.from(
             { length: inFlight },
-            (_, i) => store.append(`s${s}-${i}`, [personAdded(`p${s}-${round}-${i}`)]),
+            (_, i) =>
+              store.append(`s${s}-${i}`, [
+                i % 2 === 0 ? personAdded(`p${s}-${round}-${i}`) : mcpCalled(`p${s}-${round}-${i}`),
+              ]),
           ),
         );
       }

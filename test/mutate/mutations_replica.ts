@@ -4,7 +4,8 @@
  * without a client-side transaction, and the one first administrator across
  * replicas; (issue 32, item 2) replicas following each other through their
  * group commits' answers; (issue 30) the group commit's SQL and hash_chain.ts
- * hashing an event alike. See mutations.ts for the shape.
+ * hashing an event alike; (issue 32, item 2) the audit view's MCP calls read
+ * from PostgreSQL. See mutations.ts for the shape.
  *
  * @module
  */
@@ -15,6 +16,8 @@ const SETUP = "test/e2e/cluster_setup_test.ts";
 const BLOBS = "test/blobs/postgres_blob_store_test.ts";
 const FOLLOW = "test/events/postgres_follow_test.ts";
 const GROUP_COMMIT_SQL = "test/events/postgres/group_commit_sql_test.ts";
+const AUDIT_CALLS = "test/events/postgres/audit_calls_test.ts";
+const AUDIT_CALLS_VIEW = "test/projections/audit_calls_test.ts";
 
 export const MUTATIONS_REPLICA: Mutation[] = [
   {
@@ -89,5 +92,33 @@ export const MUTATIONS_REPLICA: Mutation[] = [
     from: "if (chars > STATEMENT_LIMIT_CHARS) {",
     to: "if (chars > 0) {",
     tests: ["test/events/postgres_takes_test.ts"],
+  },
+  {
+    name: "audit calls: a call's end user taken only from its data, not from the request's metadata",
+    file: "events/postgres/audit_calls.ts",
+    from: "WHEN json_typeof(m->'end_user') = 'string' THEN (m->'end_user')::text END;",
+    to: "END;",
+    tests: [AUDIT_CALLS, AUDIT_CALLS_VIEW],
+  },
+  {
+    name: "audit view on the shared log: a page shows the local entries without the calls from PostgreSQL",
+    file: "projections/audit_view.ts",
+    from: "const rows = merged(local, remote, true);",
+    to: "const rows = merged(local, [], true);",
+    tests: [AUDIT_CALLS_VIEW],
+  },
+  {
+    name: "audit view on the shared log: a view built with the calls keeps them (shown twice)",
+    file: "projections/audit_view.ts",
+    from: `db.exec("DELETE FROM audit_entries WHERE type = 'McpCalled'");`,
+    to: `db.exec("SELECT 1");`,
+    tests: [AUDIT_CALLS_VIEW],
+  },
+  {
+    name: "following: another replica's call told with its data as its metadata",
+    file: "events/postgres/local_copy.ts",
+    from: "return parse().metadata;",
+    to: "return parse().data;",
+    tests: [FOLLOW],
   },
 ];

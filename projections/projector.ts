@@ -198,7 +198,13 @@ export class Projector {
         if ((this.#checkpoints.get(name) ?? 0) < last) this.#checkpoints.set(name, last);
         if (last - (this.#stored.get(name) ?? 0) >= HOLD_CHECKPOINTS_FOR) lagging = true;
       }
-      if (lagging) this.#writeCheckpoints(false);
+      // A write that fails (another process holding the file's lock too long) leaves them held, as safe,
+      // and is tried again with the next batch.
+      if (lagging) {
+        try {
+          this.#writeCheckpoints(false);
+        } catch { /* held, see above */ }
+      }
       return;
     }
     const changed: string[] = [];
@@ -322,6 +328,8 @@ export class Projector {
   close(): void {
     try {
       if (this.#failure === null && this.db.isOpen) this.#writeCheckpoints(true);
+    } catch {
+      // Not written, as after a crash: the next open re-reads those events and applies none.
     } finally {
       this.db.close();
     }

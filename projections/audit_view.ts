@@ -33,6 +33,7 @@ import { canonicalJson, type StoredRow } from "../events/hash_chain.ts";
 import type { AuditCallFilter, AuditCalls } from "../events/postgres/audit_calls.ts";
 import { parseStoredRow } from "../events/sqlite_store.ts";
 import type { Projection } from "./projection.ts";
+import { checkpointOf } from "./projector.ts";
 import { statement } from "./_statements.ts";
 import { type ActorKind, describeEvent } from "./_audit_describe.ts";
 
@@ -395,14 +396,12 @@ export function queryAudit(db: DatabaseSync, filters: AuditFilters): AuditPage {
   return rows.length > limit && last ? { entries, next_before: last.position } : { entries };
 }
 
-/** The position up to which the audit view has applied the log (0 before any). */
+/**
+ * The position up to which the audit view has applied the log (0 before any),
+ * with the checkpoint its projector holds ahead of the stored one.
+ */
 export function auditViewPosition(db: DatabaseSync): number {
-  const row = statement(db, "SELECT position FROM projection_checkpoints WHERE name = ?").get(
-    auditView.name,
-  ) as
-    | { position: number }
-    | undefined;
-  return row?.position ?? 0;
+  return checkpointOf(db, auditView.name);
 }
 
 // ---------------------------------------------------------------------------

@@ -35,6 +35,35 @@ export function sizePageCache(db: DatabaseSync): number {
 /** The page cache is sized again after this many events applied (and when the projector opens). */
 const RESIZE_EVERY = 5_000;
 
+/**
+ * How far a projection's stored checkpoint may lag behind the position it has
+ * reached over events it does not handle (see {@linkcode Projector.applyBatch}):
+ * past this many events it is written with the next batch, and a batch that
+ * writes no rows then opens a transaction for it. A restart re-reads at most
+ * this many events that change nothing.
+ */
+export const HOLD_CHECKPOINTS_FOR = 2_000;
+
+/**
+ * Each open projector's checkpoints as it holds them (ahead of the stored ones
+ * over events nobody handles), by its database, for readers of a checkpoint
+ * on the same connection ({@linkcode checkpointOf}).
+ */
+const held = new WeakMap<DatabaseSync, ReadonlyMap<string, number>>();
+
+/**
+ * The position up to which `projection` has applied the log through `db`: the
+ * stored checkpoint, or the one the projector on `db` holds if it is further
+ * (a held checkpoint is as good as a stored one: the events between them are
+ * none the projection handles).
+ */
+export function checkpointOf(db: DatabaseSync, projection: string): number {
+  const row = db.prepare("SELECT position FROM projection_checkpoints WHERE name = ?").get(projection) as
+    | { position: number }
+    | undefined;
+  return Math.max(row?.position ?? 0, held.get(db)?.get(projection) ?? 0);
+}
+
 /** Options of {@linkcode openProjector}. */
 export interface ProjectorOptions {
   /** Called after each batch with the position reached and the log's head. */
@@ -60,7 +89,10 @@ export class Projector {
   readonly #options: ProjectorOptions;
   /** What `apply` gets: the database with its prepared statements reused. */
   readonly #applyDb: DatabaseSync;
+  /** Where each projection stands: every event up to it is applied, or is none that it handles. */
   #checkpoints = new Map<string, number>();
+  /** Each projection's checkpoint as last read from or written to the database (at most `#checkpoints`). */
+  #stored = new Map<string, number>();
   #handlesByProjection = new Map<string, ReadonlySet<string>>();
   #failure: Error | null = null;
   /** Events applied since the page cache was last sized. */
@@ -89,6 +121,7 @@ export class Projector {
       throw error;
     }
     this.#readCheckpoints();
+    held.set(this.db, this.#checkpoints);
   }
 
   /** The lowest checkpoint over all projections: every event up to it is applied everywhere. */
@@ -143,19 +176,45 @@ export class Projector {
    * are read inside the transaction (after taking the write lock), because
    * another process — a CLI command — may share this projections file and
    * have applied some of them already.
+   *
+   * A projection's checkpoint is written in the same transaction as its rows.
+   * One that the batch gives no rows (none of its events is a type it handles)
+   * moves on in memory only, and its stored checkpoint is written with a later
+   * transaction: when it next gets rows, when it lags by
+   * {@linkcode HOLD_CHECKPOINTS_FOR} events, or at close. A batch that gives no
+   * projection rows (MCP calls on the shared log, whose audit entries live in
+   * PostgreSQL) opens no transaction at all. Safe after a crash: a stored
+   * checkpoint lags only over events its projection does not handle, and the
+   * projector calls `apply` only for handled types, so re-reading them from
+   * the stored checkpoint applies nothing twice and skips nothing.
    */
   applyBatch(events: readonly RecordedEvent[]): void {
     if (events.length === 0) return;
     const last = events[events.length - 1]!.position;
-    const setCheckpoint = this.#applyDb.prepare(
-      "INSERT INTO projection_checkpoints (name, position) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET position = excluded.position",
-    );
+    if (!this.#givesRows(events, last)) {
+      let lagging = false;
+      for (const projection of this.#projections) {
+        const name = projection.name;
+        if ((this.#checkpoints.get(name) ?? 0) < last) this.#checkpoints.set(name, last);
+        if (last - (this.#stored.get(name) ?? 0) >= HOLD_CHECKPOINTS_FOR) lagging = true;
+      }
+      // A write that fails (another process holding the file's lock too long) leaves them held, as safe,
+      // and is tried again with the next batch.
+      if (lagging) {
+        try {
+          this.#writeCheckpoints(false);
+        } catch { /* held, see above */ }
+      }
+      return;
+    }
     const changed: string[] = [];
     this.db.exec("BEGIN IMMEDIATE");
     try {
       this.#readCheckpoints();
+      const setCheckpoint = this.#setCheckpoint();
       for (const projection of this.#projections) {
-        const from = this.#checkpoints.get(projection.name) ?? 0;
+        const name = projection.name;
+        const from = this.#checkpoints.get(name) ?? 0;
         if (from >= last) continue;
         const handles = this.#handles(projection);
         let count = 0;
@@ -166,12 +225,15 @@ export class Projector {
             count++;
           }
         }
-        if (count > 0) changed.push(projection.name);
-        setCheckpoint.run(projection.name, last);
+        if (count > 0) changed.push(name);
+        if (count > 0 || last - (this.#stored.get(name) ?? 0) >= HOLD_CHECKPOINTS_FOR) {
+          setCheckpoint.run(name, last);
+        }
       }
       this.db.exec("COMMIT");
     } catch (error) {
       this.db.exec("ROLLBACK");
+      this.#stored.clear();
       this.#readCheckpoints();
       const position = events[0]!.position;
       this.#failure = new Error(
@@ -180,9 +242,65 @@ export class Projector {
       throw this.#failure;
     }
     for (const projection of this.#projections) {
-      this.#checkpoints.set(projection.name, Math.max(last, this.#checkpoints.get(projection.name) ?? 0));
+      const name = projection.name;
+      this.#checkpoints.set(name, Math.max(last, this.#checkpoints.get(name) ?? 0));
+      if (changed.includes(name) || last - (this.#stored.get(name) ?? 0) >= HOLD_CHECKPOINTS_FOR) {
+        this.#stored.set(name, last);
+      }
     }
     for (const name of changed) noteApplied(this.db, name);
+  }
+
+  /**
+   * Whether some projection handles an event of the batch past its checkpoint
+   * (as this process knows it: another process sharing the file can only have
+   * moved checkpoints further, so a batch that gives no rows here gives none).
+   */
+  #givesRows(events: readonly RecordedEvent[], last: number): boolean {
+    for (const projection of this.#projections) {
+      const from = this.#checkpoints.get(projection.name) ?? 0;
+      if (from >= last) continue;
+      const handles = this.#handles(projection);
+      for (const event of events) {
+        if (event.position > from && handles.has(event.type)) return true;
+      }
+    }
+    return false;
+  }
+
+  #setCheckpoint(): StatementSync {
+    return this.#applyDb.prepare(
+      "INSERT INTO projection_checkpoints (name, position) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET position = excluded.position WHERE excluded.position > projection_checkpoints.position",
+    );
+  }
+
+  /**
+   * Writes the checkpoints held ahead of the stored ones (every one, or only
+   * those lagging by {@linkcode HOLD_CHECKPOINTS_FOR}), in a transaction of
+   * their own. A stored checkpoint never moves back: another process may
+   * have written a further one.
+   */
+  #writeCheckpoints(all: boolean): void {
+    const behind = this.#projections.filter((projection) => {
+      const name = projection.name;
+      const lag = (this.#checkpoints.get(name) ?? 0) - (this.#stored.get(name) ?? 0);
+      return lag > 0 && (all || lag >= HOLD_CHECKPOINTS_FOR);
+    });
+    if (behind.length === 0) return;
+    const setCheckpoint = this.#setCheckpoint();
+    this.db.exec("BEGIN IMMEDIATE");
+    try {
+      for (const projection of behind) {
+        setCheckpoint.run(projection.name, this.#checkpoints.get(projection.name) ?? 0);
+      }
+      this.db.exec("COMMIT");
+    } catch (error) {
+      this.db.exec("ROLLBACK");
+      throw error;
+    }
+    for (const projection of behind) {
+      this.#stored.set(projection.name, this.#checkpoints.get(projection.name) ?? 0);
+    }
   }
 
   #handles(projection: Projection): ReadonlySet<string> {
@@ -191,17 +309,30 @@ export class Projector {
     return handles;
   }
 
-  /** Reads every checkpoint from the database (another process may have moved them). */
+  /**
+   * Reads every checkpoint from the database (another process may have moved
+   * them). One held here ahead of its stored one stays: the stored one lags
+   * only over events its projection does not handle.
+   */
   #readCheckpoints(): void {
     const rows = this.#applyDb.prepare("SELECT name, position FROM projection_checkpoints").all() as Array<
       { name: string; position: number }
     >;
-    for (const row of rows) this.#checkpoints.set(row.name, row.position);
+    for (const row of rows) {
+      this.#stored.set(row.name, row.position);
+      this.#checkpoints.set(row.name, Math.max(row.position, this.#checkpoints.get(row.name) ?? 0));
+    }
   }
 
-  /** Closes the database. */
+  /** Writes the checkpoints held in memory and closes the database. */
   close(): void {
-    this.db.close();
+    try {
+      if (this.#failure === null && this.db.isOpen) this.#writeCheckpoints(true);
+    } catch {
+      // Not written, as after a crash: the next open re-reads those events and applies none.
+    } finally {
+      this.db.close();
+    }
   }
 }
 

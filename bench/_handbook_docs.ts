@@ -18,26 +18,7 @@
  */
 import { extractText } from "../src/processing/text_extract.ts";
 import type { CorpusFile } from "./_corpus_text.ts";
-
-interface HandbookDocument {
-  file: string;
-  source_package: string;
-  version: string;
-  installed_path: string;
-  pages_used: string;
-  sha256: string;
-}
-
-/** The manifest's documents. */
-async function manifest(): Promise<HandbookDocument[]> {
-  const text = await Deno.readTextFile(new URL("./search_handbook_docs.tsv", import.meta.url));
-  const [header, ...lines] = text.trim().split("\n");
-  const names = header!.split("\t");
-  return lines.map((line) => {
-    const cells = line.split("\t");
-    return Object.fromEntries(names.map((name, i) => [name, cells[i] ?? ""])) as unknown as HandbookDocument;
-  });
-}
+import { keptPages, readManifest, sha256Hex } from "./_unseen_manifest.ts";
 
 /** The book's HTML files in reading order: `index.html`, then each page's `next` link. */
 async function bookFiles(directory: string): Promise<Uint8Array[]> {
@@ -52,15 +33,15 @@ async function bookFiles(directory: string): Promise<Uint8Array[]> {
   return files;
 }
 
-async function sha256(files: Uint8Array[]): Promise<string> {
+/** The SHA-256 of the files one after another. */
+function sha256(files: Uint8Array[]): Promise<string> {
   const all = new Uint8Array(files.reduce((sum, file) => sum + file.length, 0));
   let at = 0;
   for (const file of files) {
     all.set(file, at);
     at += file.length;
   }
-  const digest = await crypto.subtle.digest("SHA-256", all);
-  return [...new Uint8Array(digest)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+  return sha256Hex(all);
 }
 
 const ENTITIES: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'", nbsp: " " };
@@ -100,7 +81,7 @@ export function handbookText(html: string): string {
 /** The set's documents as pages (pages outside the chapters used are empty). */
 export async function loadHandbookDocs(): Promise<CorpusFile[]> {
   const out: CorpusFile[] = [];
-  for (const document of await manifest()) {
+  for (const document of await readManifest("search_handbook_docs.tsv")) {
     let files: Uint8Array[];
     try {
       files = await bookFiles(document.installed_path);
@@ -116,12 +97,7 @@ export async function loadHandbookDocs(): Promise<CorpusFile[]> {
     }
     const text = files.map((file) => handbookText(new TextDecoder().decode(file))).join("\n\n");
     const { pages } = await extractText(new TextEncoder().encode(text), "txt");
-    const kept = new Set<number>();
-    for (const range of document.pages_used.split(",")) {
-      const [from, to] = range.split("-").map(Number) as [number, number];
-      for (let page = from; page <= (to ?? from); page++) kept.add(page);
-    }
-    out.push({ file: document.file, pages: pages.map(({ text }, i) => kept.has(i + 1) ? text : "") });
+    out.push({ file: document.file, pages: keptPages(pages.map(({ text }) => text), document.pages_used) });
   }
   return out;
 }

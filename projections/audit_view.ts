@@ -370,6 +370,20 @@ export function toAuditEntry(row: AuditRow): AuditEntry {
 export const AUDIT_COLUMNS =
   "position, hash, time, person_id, actor, actor_kind, key_id, key_name, masked_key, end_user, action, details, type, stream";
 
+/** The view's own entries that match the filters, newest first (before `filters.before`), at most `count`. */
+function localRows(db: DatabaseSync, filters: AuditFilters, count: number): AuditRow[] {
+  const where = auditWhere(db, filters);
+  let sql = `SELECT ${AUDIT_COLUMNS} FROM audit_entries WHERE ${where.sql}`;
+  const values = [...where.values];
+  if (filters.before !== undefined) {
+    sql += " AND position < ?";
+    values.push(filters.before);
+  }
+  sql += " ORDER BY position DESC LIMIT ?";
+  values.push(count);
+  return statement(db, sql).all(...values) as unknown as AuditRow[];
+}
+
 /**
  * A person's audit entries, newest first, one page at a time.
  *
@@ -381,16 +395,7 @@ export const AUDIT_COLUMNS =
  */
 export function queryAudit(db: DatabaseSync, filters: AuditFilters): AuditPage {
   const limit = Math.max(1, Math.min(Math.trunc(filters.limit), 1000));
-  const where = auditWhere(db, filters);
-  let sql = `SELECT ${AUDIT_COLUMNS} FROM audit_entries WHERE ${where.sql}`;
-  const values = [...where.values];
-  if (filters.before !== undefined) {
-    sql += " AND position < ?";
-    values.push(filters.before);
-  }
-  sql += " ORDER BY position DESC LIMIT ?";
-  values.push(limit + 1);
-  const rows = statement(db, sql).all(...values) as unknown as AuditRow[];
+  const rows = localRows(db, filters, limit + 1);
   const entries = rows.slice(0, limit).map(toAuditEntry);
   const last = entries[entries.length - 1];
   return rows.length > limit && last ? { entries, next_before: last.position } : { entries };
@@ -574,16 +579,7 @@ export async function queryAuditFrom(
 ): Promise<AuditPage> {
   if (calls === null) return queryAudit(db, filters);
   const limit = Math.max(1, Math.min(Math.trunc(filters.limit), 1000));
-  const where = auditWhere(db, filters);
-  let sql = `SELECT ${AUDIT_COLUMNS} FROM audit_entries WHERE ${where.sql}`;
-  const values = [...where.values];
-  if (filters.before !== undefined) {
-    sql += " AND position < ?";
-    values.push(filters.before);
-  }
-  sql += " ORDER BY position DESC LIMIT ?";
-  values.push(limit + 1);
-  const local = statement(db, sql).all(...values) as unknown as AuditRow[];
+  const local = localRows(db, filters, limit + 1);
   const remote = callRows(
     db,
     await calls.events(callFilter(db, filters), {

@@ -13,44 +13,43 @@ import { startServer } from "../../src/cli/serve.ts";
 import { testDatabase } from "../helpers/postgres.ts";
 import { runCli, tempDir } from "../helpers/temp.ts";
 
-async function initialize(url: string, key: string): Promise<number> {
+/** A JSON-RPC message posted to a replica's `/mcp` with an agent key (and more headers); the answer's status. */
+async function post(
+  url: string,
+  key: string,
+  message: object,
+  headers: Record<string, string> = {},
+): Promise<number> {
   const response = await fetch(`${url}/mcp`, {
     method: "POST",
     headers: {
       "content-type": "application/json",
       accept: "application/json, text/event-stream",
       authorization: `Bearer ${key}`,
+      ...headers,
     },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
-    }),
+    body: JSON.stringify({ jsonrpc: "2.0", ...message }),
   });
   await response.body?.cancel();
   return response.status;
 }
 
-/** An audited `list_documents` call through a replica's `/mcp`, naming `endUser`; its status. */
-async function listDocuments(url: string, key: string, endUser: string): Promise<number> {
-  const response = await fetch(`${url}/mcp`, {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      authorization: `Bearer ${key}`,
-      "x-sergo-end-user": endUser,
-    },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 2,
-      method: "tools/call",
-      params: { name: "list_documents", arguments: {} },
-    }),
+function initialize(url: string, key: string): Promise<number> {
+  return post(url, key, {
+    id: 1,
+    method: "initialize",
+    params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
   });
-  await response.body?.cancel();
-  return response.status;
+}
+
+/** An audited `list_documents` call through a replica's `/mcp`, naming `endUser`; its status. */
+function listDocuments(url: string, key: string, endUser: string): Promise<number> {
+  return post(
+    url,
+    key,
+    { id: 2, method: "tools/call", params: { name: "list_documents", arguments: {} } },
+    { "x-sergo-end-user": endUser },
+  );
 }
 
 Deno.test("SERGO_DATABASE_URL: a URL that is not PostgreSQL's stops the command with one line that does not repeat it", async () => {

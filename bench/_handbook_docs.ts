@@ -18,42 +18,8 @@
  */
 import { extractText } from "../src/processing/text_extract.ts";
 import type { CorpusFile } from "./_corpus_text.ts";
-import { keptPages, readManifest, sha256Hex } from "./_unseen_manifest.ts";
-
-/** The book's HTML files in reading order: `index.html`, then each page's `next` link. */
-async function bookFiles(directory: string): Promise<Uint8Array[]> {
-  const files: Uint8Array[] = [];
-  const seen = new Set<string>();
-  for (let name: string | undefined = "index.html"; name && !seen.has(name);) {
-    seen.add(name);
-    const bytes = await Deno.readFile(`${directory}/${name}`);
-    files.push(bytes);
-    name = new TextDecoder().decode(bytes).match(/<link rel="next" href="([^"#]+)"/)?.[1];
-  }
-  return files;
-}
-
-/** The SHA-256 of the files one after another. */
-function sha256(files: Uint8Array[]): Promise<string> {
-  const all = new Uint8Array(files.reduce((sum, file) => sum + file.length, 0));
-  let at = 0;
-  for (const file of files) {
-    all.set(file, at);
-    at += file.length;
-  }
-  return sha256Hex(all);
-}
-
-const ENTITIES: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'", nbsp: " " };
-
-function unescape(text: string): string {
-  return text.replace(/&(#x[0-9a-f]+|#\d+|\w+);/gi, (whole, name: string) => {
-    if (name[0] !== "#") return ENTITIES[name] ?? whole;
-    return String.fromCodePoint(
-      name[1] === "x" || name[1] === "X" ? parseInt(name.slice(2), 16) : Number(name.slice(1)),
-    );
-  });
-}
+import { bodyText, manualFiles, sha256Files } from "./_manual_html.ts";
+import { keptPages, readManifest } from "./_unseen_manifest.ts";
 
 /**
  * One section's text as a reader copies it from the browser: the body between the navigation bars,
@@ -63,19 +29,7 @@ export function handbookText(html: string): string {
   const start = html.indexOf("</ul>", html.indexOf('<ul class="docnav top">'));
   const end = html.lastIndexOf('<ul class="docnav">');
   const body = html.slice(start < 0 ? 0 : start + 5, end < 0 ? undefined : end);
-  return body
-    .split(/(<pre[^>]*>[\s\S]*?<\/pre>)/)
-    .map((part, i) => i % 2 ? `\n\n${part}\n\n` : part.replace(/\s+/g, " "))
-    .join("")
-    .replace(/<\/t[dh]>\s*(?=<t[dh][ >])/g, "\t")
-    .replace(/<\/(?:tr|li|dt|dd)>|<br\s*\/?>/g, "\n")
-    .replace(/<\/(?:div|p|h\d|table|dl|ul|ol|pre)>/g, "\n\n")
-    .replace(/<[^>]*>/g, "")
-    .split("\n")
-    .map((line) => unescape(line).replace(/[ \u00a0]+/g, " ").trim())
-    .join("\n")
-    .replace(/\n{3,}/g, "\n\n")
-    .trim();
+  return bodyText(body);
 }
 
 /** The set's documents as pages (pages outside the chapters used are empty). */
@@ -84,13 +38,13 @@ export async function loadHandbookDocs(): Promise<CorpusFile[]> {
   for (const document of await readManifest("search_handbook_docs.tsv")) {
     let files: Uint8Array[];
     try {
-      files = await bookFiles(document.installed_path);
+      files = await manualFiles(document.installed_path);
     } catch {
       throw new Error(
         `The third evaluation set needs the Debian package "${document.source_package}": ${document.installed_path} is incomplete`,
       );
     }
-    if (await sha256(files) !== document.sha256) {
+    if (await sha256Files(files) !== document.sha256) {
       throw new Error(
         `The evaluation files in ${document.installed_path} are not the ones their questions were written from: expected "${document.source_package}" ${document.version}`,
       );

@@ -15,6 +15,10 @@
  * - `search_questions_handbook.json`, the third set (issue 27): 80 questions written and committed before
  *   any ranking ran on them, over The Debian Administrator's Handbook in eleven languages
  *   (`_handbook_docs.ts`), mostly English questions about pages in another language; all held out.
+ * - `search_questions_guides.json`, the fourth set (issue 27): 81 questions written and committed before any
+ *   ranking ran on them, over the Debian Installation Guide and the Debian Developer's Reference in twelve
+ *   languages (`_guides_docs.ts`): English questions about pages in another language, questions in the
+ *   page's own language, and questions in another language about the English pages; all held out.
  *
  * Sergo searches with the installed dictionaries (cross-language translation); the ablation shows it
  * without them.
@@ -37,6 +41,7 @@ import { openDictionaryStore } from "../src/search/dictionary_store.ts";
 import { distinctExcerpts, pageOfPassages } from "../src/mcp/tools/search.ts";
 import type { CorpusFile } from "./_corpus_text.ts";
 import { loadDebianDocs } from "./_debian_docs.ts";
+import { loadGuidesDocs } from "./_guides_docs.ts";
 import { loadHandbookDocs } from "./_handbook_docs.ts";
 
 /** One question of the main set. */
@@ -472,6 +477,14 @@ export async function benchDebianQuality(): Promise<Record<string, unknown>> {
 /** Sergo and plain bm25 on the third set (The Debian Administrator's Handbook, `_handbook_docs.ts`). */
 export async function benchHandbookQuality(): Promise<Record<string, unknown>> {
   return benchUnseenSet(await loadHandbookDocs(), "search_questions_handbook.json");
+}
+
+/**
+ * Sergo and plain bm25 on the fourth set (the Debian Installation Guide and Developer's Reference,
+ * `_guides_docs.ts`).
+ */
+export async function benchGuidesQuality(): Promise<Record<string, unknown>> {
+  return benchUnseenSet(await loadGuidesDocs(), "search_questions_guides.json");
 }
 
 /** Recall@10 and MRR of Sergo and plain bm25 on both sets. */

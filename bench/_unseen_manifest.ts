@@ -1,7 +1,7 @@
 /**
- * What the unseen evaluation sets' loaders share (`_debian_docs.ts`, `_handbook_docs.ts`): a manifest of
- * files installed by Debian packages, each checked by its sha256, and the page ranges a set keeps (the
- * other pages are left empty, so each language's chapters answer only their own questions).
+ * What the unseen evaluation sets' loaders share (`_debian_docs.ts`, `_handbook_docs.ts`, `_guides_docs.ts`): a
+ * manifest of files installed by Debian packages, each checked by its sha256, and the page ranges a set keeps
+ * (the other pages are left empty, so each language's chapters answer only their own questions).
  *
  * @module
  */

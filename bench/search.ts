@@ -21,6 +21,7 @@ import { type CorpusFile, loadCorpus } from "./_corpus_text.ts";
 import {
   benchDebianQuality,
   benchDictionaries,
+  benchGuidesQuality,
   benchHandbookQuality,
   benchQuality,
 } from "./_search_quality.ts";
@@ -57,6 +58,7 @@ export async function benchSearch(opts: BenchSearchOptions): Promise<Record<stri
     quality: await benchQuality(corpus),
     quality_debian: await benchDebianQuality(),
     quality_handbook: await benchHandbookQuality(),
+    quality_guides: await benchGuidesQuality(),
   };
 }
 

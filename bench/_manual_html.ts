@@ -1,0 +1,63 @@
+/**
+ * What the loaders of the unseen sets read from HTML manuals share (`_handbook_docs.ts`,
+ * `_install_guide_docs.ts`): a manual's files in reading order (from `index.html`, each file's `next`
+ * link), the SHA-256 over them, and a body's text as a reader copies it from the browser.
+ *
+ * @module
+ */
+import { sha256Hex } from "./_unseen_manifest.ts";
+
+/** A manual's HTML files in reading order: `index.html`, then each file's `next` link. */
+export async function manualFiles(directory: string): Promise<Uint8Array[]> {
+  const files: Uint8Array[] = [];
+  const seen = new Set<string>();
+  for (let name: string | undefined = "index.html"; name && !seen.has(name);) {
+    seen.add(name);
+    const bytes = await Deno.readFile(`${directory}/${name}`);
+    files.push(bytes);
+    name = new TextDecoder().decode(bytes).match(/<link rel="next"[^>]*?\shref="([^"#]+)"/)?.[1];
+  }
+  return files;
+}
+
+/** The SHA-256 of the files one after another. */
+export function sha256Files(files: Uint8Array[]): Promise<string> {
+  const all = new Uint8Array(files.reduce((sum, file) => sum + file.length, 0));
+  let at = 0;
+  for (const file of files) {
+    all.set(file, at);
+    at += file.length;
+  }
+  return sha256Hex(all);
+}
+
+const ENTITIES: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'", nbsp: " " };
+
+function unescape(text: string): string {
+  return text.replace(/&(#x[0-9a-f]+|#\d+|\w+);/gi, (whole, name: string) => {
+    if (name[0] !== "#") return ENTITIES[name] ?? whole;
+    return String.fromCodePoint(
+      name[1] === "x" || name[1] === "X" ? parseInt(name.slice(2), 16) : Number(name.slice(1)),
+    );
+  });
+}
+
+/**
+ * A page body's text as a reader copies it from the browser: headings and paragraphs apart, a table's row on
+ * one line with its cells between tabs, code as written.
+ */
+export function bodyText(body: string): string {
+  return body
+    .split(/(<pre[^>]*>[\s\S]*?<\/pre>)/)
+    .map((part, i) => i % 2 ? `\n\n${part}\n\n` : part.replace(/\s+/g, " "))
+    .join("")
+    .replace(/<\/t[dh]>\s*(?=<t[dh][ >])/g, "\t")
+    .replace(/<\/(?:tr|li|dt|dd)>|<br\s*\/?>/g, "\n")
+    .replace(/<\/(?:div|p|h\d|table|dl|ul|ol|pre)>/g, "\n\n")
+    .replace(/<[^>]*>/g, "")
+    .split("\n")
+    .map((line) => unescape(line).replace(/[ \u00a0]+/g, " ").trim())
+    .join("\n")
+    .replace(/\n{3,}/g, "\n\n")
+    .trim();
+}

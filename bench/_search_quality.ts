@@ -311,6 +311,7 @@ const TARGETS = {
   },
   arabic: { name: "question in Arabic or Persian", test: (q) => q.language === "ar" || q.language === "fa" },
   cjk: { name: "question in Chinese or Japanese", test: (q) => q.language === "zh" || q.language === "ja" },
+  notEnglish: { name: "question not in English", test: (q) => q.language !== "en" },
   cjkPage: {
     name: "page in Chinese, Japanese or Korean",
     test: (q) => ["zh", "ja", "ko"].includes(q.document_language),
@@ -379,6 +380,11 @@ export const ABLATIONS: readonly Ablation[] = [
     name: "with page evidence (a page's other passages add a quarter of their scores to its best)",
     ranking: { pageEvidence: 0.25 },
     target: TARGETS.paraphrase,
+  },
+  {
+    name: "without the English ranking beside a question in another language (every third place)",
+    ranking: { englishEvery: 0 },
+    target: TARGETS.notEnglish,
   },
   { name: "re-scoring the best 100 (not 50)", ranking: { rerank: 100 } },
   { name: "re-scoring the best 200 (not 50)", ranking: { rerank: 200 } },

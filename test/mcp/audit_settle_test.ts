@@ -1,15 +1,15 @@
 /**
  * An MCP call's audit entry is durable before the call is answered; a batch of
- * nothing but audit entries reaches the audit view once the event-loop turn
- * ends (`SergoApp.settle`), and anything else, or a read of the audit view
- * through the app, applies them first, in log order.
+ * nothing but audit entries reaches the audit view within `AUDIT_SETTLE_MS`
+ * (`SergoApp.settle`), and anything else, or a read of the audit view through
+ * the app, applies them first, in log order.
  */
 import assert from "node:assert/strict";
 import { ALL_PROJECTIONS } from "../../projections/all.ts";
 import { queryAudit } from "../../projections/audit_view.ts";
 import { projectionDigest } from "../../projections/digest.ts";
 import { replayInto } from "../../projections/replay.ts";
-import { openApp } from "../../src/app.ts";
+import { AUDIT_SETTLE_MS, openApp } from "../../src/app.ts";
 import { ensureFolderPath } from "../../src/domain/folders.ts";
 import { changeAgentKey, createAgentKey } from "../../src/domain/keys.ts";
 import { addPerson } from "../../src/domain/people.ts";
@@ -17,7 +17,7 @@ import { createMcpEndpoint } from "../../src/mcp/endpoint.ts";
 import { tempDir } from "../helpers/temp.ts";
 import { post } from "./_fixture.ts";
 
-Deno.test("audit entries of answered calls are in the log at once and in the view after the turn", async () => {
+Deno.test("audit entries of answered calls are in the log at once and in the view soon after", async () => {
   await using dir = await tempDir();
   const app = await openApp(dir.path, { writer: "thread" });
   try {
@@ -48,9 +48,9 @@ Deno.test("audit entries of answered calls are in the log at once and in the vie
     assert.equal(inView().entries.length, 10);
     assert.equal(app.projector.position, app.head().position);
 
-    // Without asking: they are there once the turn has ended.
+    // Without asking: they are there once AUDIT_SETTLE_MS has passed.
     await Promise.all(Array.from({ length: 5 }, (_, i) => call(100 + i)));
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await new Promise((resolve) => setTimeout(resolve, AUDIT_SETTLE_MS + 10));
     assert.equal(inView().entries.length, 15);
 
     // Calls, then at once another kind of event: the entries are applied first, in log order.

@@ -74,3 +74,45 @@ Deno.test("audit entries of answered calls are in the log at once and in the vie
     await app.close();
   }
 });
+
+Deno.test("a process that stops before its calls' entries reach the audit view leaves them to the next open", async () => {
+  await using dir = await tempDir();
+  const app = await openApp(dir.path);
+  let personId: string, value: string;
+  try {
+    const ava = await addPerson(app, { name: "Ava Bennett", email: "ava@example.com" });
+    const folder = await ensureFolderPath(app, { personId: ava.person_id, path: "Decks" }, "test");
+    ({ value } = await createAgentKey(app, {
+      personId: ava.person_id,
+      name: "decks",
+      description: "Decks.",
+      canRead: { folders: [folder.folder_id], documents: [] },
+    }, "test"));
+    personId = ava.person_id;
+  } finally {
+    await app.close();
+  }
+  // The child answers 30 calls and exits at once: their entries are durable, the view lacks some or all of them.
+  const child = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", new URL("./_audit_settle_child.ts", import.meta.url).pathname, dir.path, value, "30"],
+    stdout: "piped",
+    stderr: "inherit",
+  }).output();
+  assert.equal(child.code, 0);
+  const stopped = JSON.parse(new TextDecoder().decode(child.stdout)) as { answered: number; behind: number };
+  assert.equal(stopped.answered, 30);
+  // At least the last group commit's entries were waiting (more when their window had not closed).
+  assert.ok(stopped.behind >= 1 && stopped.behind <= 30, `behind by ${stopped.behind}`);
+
+  const reopened = await openApp(dir.path);
+  try {
+    assert.equal(reopened.projector.position, reopened.head().position);
+    const entries = queryAudit(reopened.db, { personId, limit: 100, action: "mcp listing" }).entries;
+    assert.equal(entries.length, 30);
+    const live = projectionDigest(reopened.db, ALL_PROJECTIONS);
+    const replayed = await replayInto(reopened.store, `${dir.path}/replayed.db`);
+    assert.equal(replayed.digest, live);
+  } finally {
+    await reopened.close();
+  }
+});

@@ -4,7 +4,8 @@
  * of the same response size started here, with p50/p99; audited calls also
  * beside the same echo made durable by a group commit on this disk
  * (`_durable_echo.ts`). Afterwards the log must hold exactly one `McpCalled`
- * event per answered call.
+ * event per answered call. On Linux the audited run also reports the server's
+ * CPU per call on each thread (`cpu_us_per_call`).
  *
  * Run alone: `deno run -A bench/protocol.ts [--quick]`.
  *
@@ -82,6 +83,48 @@ async function wrkInstalled(): Promise<boolean> {
   }
 }
 
+/** CPU time of this process so far by thread, in ns: the main thread, Deno's worker threads, the rest. */
+type ThreadCpu = { main: number; workers: number; other: number };
+
+/**
+ * Each thread's CPU time so far, from Linux's `/proc/self/task/<tid>/schedstat`
+ * (null elsewhere). Over a whole wrk run it says which thread an audited call
+ * costs what on: the event loop, the log's writer thread, or the runtime's own
+ * (V8's garbage collector and compiler threads, the HTTP stack).
+ */
+function threadCpu(): ThreadCpu | null {
+  try {
+    const cpu: ThreadCpu = { main: 0, workers: 0, other: 0 };
+    for (const entry of Deno.readDirSync("/proc/self/task")) {
+      const ns = Number(Deno.readTextFileSync(`/proc/self/task/${entry.name}/schedstat`).split(" ")[0]);
+      if (entry.name === String(Deno.pid)) cpu.main += ns;
+      else if (Deno.readTextFileSync(`/proc/self/task/${entry.name}/comm`).startsWith("worker")) {
+        cpu.workers += ns;
+      } else cpu.other += ns;
+    }
+    return cpu;
+  } catch {
+    return null; // a thread ended while being read, or no /proc
+  }
+}
+
+/** CPU µs per call on each thread between two readings, and the share of the run the main thread was on a CPU. */
+function cpuPerCall(
+  before: ThreadCpu | null,
+  after: ThreadCpu | null,
+  calls: number,
+  seconds: number,
+): Record<string, number> | null {
+  if (!before || !after || calls === 0) return null;
+  const us = (key: keyof ThreadCpu) => Math.round((after[key] - before[key]) / calls / 100) / 10;
+  return {
+    main: us("main"),
+    log_writer: us("workers"),
+    other: us("other"),
+    main_busy_share: Math.round((after.main - before.main) / (seconds * 1e9) * 100) / 100,
+  };
+}
+
 /** A bare Deno.serve JSON-RPC echo answering with `result` as given, for comparison. */
 function bareEcho(resultJson: string): Deno.HttpServer<Deno.NetAddr> {
   return Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (request) => {
@@ -150,7 +193,9 @@ export async function benchProtocol(opts: { quick: boolean }): Promise<Record<st
       (app!.store.readFrom(0, 10_000_000).filter((e) => e.type === "McpCalled")).length;
     const eventsBefore = countAudit();
     answeredCalls = 0;
+    const cpuBefore = threadCpu();
     const sergoList = await wrk(url, callBody, headers, load);
+    const cpu = cpuPerCall(cpuBefore, threadCpu(), sergoList.requests, load.seconds);
     await new Promise((resolve) => setTimeout(resolve, 200));
     const auditEvents = countAudit() - eventsBefore;
     const answered = answeredCalls;
@@ -191,6 +236,9 @@ export async function benchProtocol(opts: { quick: boolean }): Promise<Record<st
         answered_calls: answered,
         audit_events: auditEvents,
         one_event_per_answered_call: answered === auditEvents,
+        // The server's CPU per audited call by thread (main: the event loop; log_writer: the log's writer
+        // thread; other: V8's and the HTTP stack's threads), and how much of the run the event loop was busy.
+        cpu_us_per_call: cpu,
       },
     };
   } finally {

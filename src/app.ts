@@ -107,6 +107,16 @@ async function closeBlobs(blobs: Blobs): Promise<void> {
   await (blobs as Partial<PostgresBlobStore>).close?.();
 }
 
+/**
+ * How long the audit entries of answered MCP calls wait before they are
+ * applied to the audit view (unless something reads it or another event comes
+ * first): the view's transaction, checkpoint and index pages are then shared
+ * by every group commit in that window. Applying `McpCalled` entries cost the
+ * event loop 13.1 µs each in transactions of 25 (one group commit under 50
+ * connections), 9.7 µs in transactions of 100 and 9.0 µs of 250.
+ */
+export const AUDIT_SETTLE_MS = 10;
+
 /** An open data directory. */
 export class SergoApp {
   #poll: ReturnType<typeof setInterval> | null = null;
@@ -178,7 +188,7 @@ export class SergoApp {
       this.#auditTimer ??= setTimeout(() => {
         this.#auditTimer = null;
         this.settle();
-      }, 0);
+      }, AUDIT_SETTLE_MS);
       return;
     }
     this.settle();
@@ -188,12 +198,15 @@ export class SergoApp {
   /**
    * Applies the audit entries of MCP calls this process committed and has not
    * applied yet. A batch of nothing but `McpCalled` events (what a busy MCP
-   * endpoint commits) is applied after the event-loop turn in which it was
-   * committed, so the calls it records are answered first: nothing in a call's
-   * answer reads the audit view, and applying it was about a third of the event
-   * loop's work per audited call. Anything else applies them first, in order;
-   * code that reads the audit view calls this before reading. The events are
-   * durable before the calls are answered either way.
+   * endpoint commits) is applied within {@linkcode AUDIT_SETTLE_MS} of its
+   * commit, with the batches committed in between, so the calls it records are
+   * answered first and the view's transaction is shared by several group
+   * commits: nothing in a call's answer reads the audit view, and applying it
+   * was about a third of the event loop's work per audited call. Anything else
+   * applies them first, in order; code that reads the audit view calls this
+   * before reading. The events are durable before the calls are answered
+   * either way, and a crash before they are applied leaves them to the next
+   * catch-up from the log.
    */
   settle(): void {
     if (this.#pendingAudit.length === 0) return;

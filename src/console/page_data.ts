@@ -50,6 +50,7 @@ export function pickableDocuments(db: DatabaseSync, personId: string): PickableD
 /** An agent key with its masked value, what it reads by name, and its old values in their grace time. */
 export async function keyView(services: ConsoleDeps, key: AgentKey, rootLabel: string): Promise<KeyView> {
   const db = services.app.db;
+  services.app.settle(); // its usage counts every call committed so far
   return {
     key,
     masked: maskKey("agent", key.last4),

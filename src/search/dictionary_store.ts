@@ -16,22 +16,23 @@
  * @module
  */
 import { DatabaseSync, type StatementSync } from "node:sqlite";
-import { stemmer as english } from "@orama/stemmers/english";
 import {
   Dictionaries,
   dictionaryFiles,
   type DictionaryLookup,
   type DictionaryPair,
+  englishKey,
   foreignOnly,
   loadDictionaries,
   type LoadDictionaryOptions,
   MAX_TRANSLATIONS,
+  PHRASES,
   TRANSLATE_BACK,
   type Translation,
 } from "./dictionaries.ts";
 
 /** What the reader keeps of a dictionary: raise it when `dictionaries.ts` keeps something else. */
-export const FORMAT = 3;
+export const FORMAT = 4;
 
 const CHILD_SCRIPT = new URL("./_build_dictionaries_child.ts", import.meta.url);
 const CONFIG = new URL("../../deno.json", import.meta.url);
@@ -67,15 +68,15 @@ export class DictionaryStore implements DictionaryLookup {
     this.#back = this.#db.prepare("SELECT stems FROM back WHERE term = ?");
   }
 
-  /** The translations of a folded English word (its stem is looked up), in every language that is on. */
+  /** The translations of a folded English word or two-word phrase (by stems), in every language that is on. */
   translate(word: string): readonly string[] {
-    const row = this.#forward.get(english(word)) as { words: string } | undefined;
+    const row = this.#forward.get(englishKey(word)) as { words: string } | undefined;
     return row ? row.words.split("\t") : [];
   }
 
   /** {@linkcode DictionaryLookup.foreignTranslations}, as found when the file was made. */
   foreignTranslations(word: string): readonly Translation[] {
-    const row = this.#foreign.get(english(word)) as { foreign_words: string } | undefined;
+    const row = this.#foreign.get(englishKey(word)) as { foreign_words: string } | undefined;
     if (!row || row.foreign_words === "") return [];
     return row.foreign_words.split("\t").map((tagged) => {
       const colon = tagged.indexOf(":");
@@ -116,7 +117,8 @@ export async function dictionaryKey(options: LoadDictionaryOptions = {}): Promis
       files.push([file, null]);
     }
   }
-  return JSON.stringify({ format: FORMAT, max: MAX_TRANSLATIONS, back: TRANSLATE_BACK, files });
+  const phrases = options.phrases ?? PHRASES;
+  return JSON.stringify({ format: FORMAT, max: MAX_TRANSLATIONS, back: TRANSLATE_BACK, phrases, files });
 }
 
 /** Writes dictionaries to a new SQLite file at `path` (replaced if it exists), with their key. */

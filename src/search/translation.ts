@@ -50,6 +50,7 @@ export function translateTerms(
     return translateBack(terms, query, language, dictionaries, options);
   }
   if (language !== "en") return terms;
+  const phrases = phraseTranslations(query, dictionaries, options);
   return terms.map((term) => {
     if (term.prefix || !LATIN_WORD.test(term.word)) return term;
     // A stop word is searched as asked (a question of nothing else keeps its stop words): its translations
@@ -64,6 +65,8 @@ export function translateTerms(
       if (isStopWord(translation.word)) continue;
       for (const indexTerm of translationTerms(translation, options)) alternatives.add(indexTerm);
     }
+    // A two-word phrase's translations ("file system": Dateisystem, ファイルシステム) are each word's too.
+    for (const indexTerm of phrases.get(term.word) ?? []) alternatives.add(indexTerm);
     if (alternatives.size === term.terms.length) return term;
     return { ...term, terms: [...alternatives], own: term.terms.length };
   });
@@ -77,6 +80,26 @@ export function translateTerms(
  */
 function translationTerms({ language, word }: Translation, options: AnalysisOptions): string[] {
   return isLatinLanguage(language) ? indexTermsIn(word, language, options) : indexTermsOf(word, options);
+}
+
+/** For each word of an English question, the index terms of the two-word phrases it starts or ends. */
+function phraseTranslations(
+  query: string,
+  dictionaries: DictionaryLookup,
+  options: AnalysisOptions,
+): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  const words = foldCharacters(query).toLowerCase().match(/[\p{Script=Latin}]+/gu) ?? [];
+  for (let i = 0; i + 1 < words.length; i++) {
+    const [a, b] = [words[i]!, words[i + 1]!];
+    if (isStopWord(a) || isStopWord(b)) continue;
+    const found = dictionaries.foreignTranslations(`${a} ${b}`)
+      .filter((translation) => !isStopWord(translation.word))
+      .flatMap((translation) => translationTerms(translation, options));
+    if (found.length === 0) continue;
+    for (const word of [a, b]) out.set(word, [...(out.get(word) ?? []), ...found]);
+  }
+  return out;
 }
 
 const CYRILLIC_WORD = /^[\p{Script=Cyrillic}]+$/u;

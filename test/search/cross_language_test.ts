@@ -453,3 +453,23 @@ Deno.test({
     );
   },
 });
+
+Deno.test({
+  name:
+    "an English question's two words find the German compound that translates them together (world war: Weltkrieg), and not without two-word headwords",
+  sanitizeResources: false,
+  fn: async () => {
+    const on = await dictionaries();
+    const single = await loadDictionaries({ phrases: false });
+    const { given, texts } = await givenFiles();
+    const pages = texts.get("de")!;
+    const wanted = pages.map((text, i) => /\bWeltkrieg/.test(text) ? `de#${i + 1}` : null)
+      .filter((page): page is string => page !== null);
+    assert.ok(wanted.length > 0, "a page of the German journal holds Weltkrieg");
+    const question = "world war";
+    const found = given.pages(question, { dictionaries: on });
+    assert.ok(found.some((page) => wanted.includes(page)), `found through "world war": ${found}`);
+    const without = given.pages(question, { dictionaries: single });
+    assert.ok(!without.some((page) => wanted.includes(page)), `not through world and war alone: ${without}`);
+  },
+});

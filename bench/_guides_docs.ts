@@ -13,10 +13,8 @@
  *
  * @module
  */
-import { extractText } from "../src/processing/text_extract.ts";
 import type { CorpusFile } from "./_corpus_text.ts";
-import { bodyText, manualFiles, sha256Files } from "./_manual_html.ts";
-import { keptPages, readManifest } from "./_unseen_manifest.ts";
+import { bodyText, loadManuals } from "./_manual_html.ts";
 
 /**
  * One file's text as a reader copies it from the browser: a DocBook section between its navigation header
@@ -37,25 +35,6 @@ export function guideText(html: string): string {
 }
 
 /** The set's documents as pages (pages outside the chapters used are empty). */
-export async function loadGuidesDocs(): Promise<CorpusFile[]> {
-  const out: CorpusFile[] = [];
-  for (const document of await readManifest("search_guides_docs.tsv")) {
-    let files: Uint8Array[];
-    try {
-      files = await manualFiles(document.installed_path);
-    } catch {
-      throw new Error(
-        `The fourth evaluation set needs the Debian package "${document.source_package}": ${document.installed_path} is incomplete`,
-      );
-    }
-    if (await sha256Files(files) !== document.sha256) {
-      throw new Error(
-        `The evaluation files in ${document.installed_path} are not the ones their questions were written from: expected "${document.source_package}" ${document.version}`,
-      );
-    }
-    const text = files.map((file) => guideText(new TextDecoder().decode(file))).join("\n\n");
-    const { pages } = await extractText(new TextEncoder().encode(text), "txt");
-    out.push({ file: document.file, pages: keptPages(pages.map(({ text }) => text), document.pages_used) });
-  }
-  return out;
+export function loadGuidesDocs(): Promise<CorpusFile[]> {
+  return loadManuals("search_guides_docs.tsv", "fourth", guideText);
 }

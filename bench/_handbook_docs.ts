@@ -16,10 +16,8 @@
  *
  * @module
  */
-import { extractText } from "../src/processing/text_extract.ts";
 import type { CorpusFile } from "./_corpus_text.ts";
-import { bodyText, manualFiles, sha256Files } from "./_manual_html.ts";
-import { keptPages, readManifest } from "./_unseen_manifest.ts";
+import { bodyText, loadManuals } from "./_manual_html.ts";
 
 /**
  * One section's text as a reader copies it from the browser: the body between the navigation bars,
@@ -33,25 +31,6 @@ export function handbookText(html: string): string {
 }
 
 /** The set's documents as pages (pages outside the chapters used are empty). */
-export async function loadHandbookDocs(): Promise<CorpusFile[]> {
-  const out: CorpusFile[] = [];
-  for (const document of await readManifest("search_handbook_docs.tsv")) {
-    let files: Uint8Array[];
-    try {
-      files = await manualFiles(document.installed_path);
-    } catch {
-      throw new Error(
-        `The third evaluation set needs the Debian package "${document.source_package}": ${document.installed_path} is incomplete`,
-      );
-    }
-    if (await sha256Files(files) !== document.sha256) {
-      throw new Error(
-        `The evaluation files in ${document.installed_path} are not the ones their questions were written from: expected "${document.source_package}" ${document.version}`,
-      );
-    }
-    const text = files.map((file) => handbookText(new TextDecoder().decode(file))).join("\n\n");
-    const { pages } = await extractText(new TextEncoder().encode(text), "txt");
-    out.push({ file: document.file, pages: keptPages(pages.map(({ text }) => text), document.pages_used) });
-  }
-  return out;
+export function loadHandbookDocs(): Promise<CorpusFile[]> {
+  return loadManuals("search_handbook_docs.tsv", "third", handbookText);
 }

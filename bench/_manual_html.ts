@@ -1,11 +1,14 @@
 /**
  * What the loaders of the unseen sets read from HTML manuals share (`_handbook_docs.ts`,
- * `_install_guide_docs.ts`): a manual's files in reading order (from `index.html`, each file's `next`
- * link), the SHA-256 over them, and a body's text as a reader copies it from the browser.
+ * `_guides_docs.ts`): a manual's files in reading order (from `index.html`, each file's `next`
+ * link), the SHA-256 over them, a body's text as a reader copies it from the browser, and a set's
+ * documents read from its manifest and laid onto pages.
  *
  * @module
  */
-import { sha256Hex } from "./_unseen_manifest.ts";
+import { extractText } from "../src/processing/text_extract.ts";
+import type { CorpusFile } from "./_corpus_text.ts";
+import { keptPages, readManifest, sha256Hex } from "./_unseen_manifest.ts";
 
 /** A manual's HTML files in reading order: `index.html`, then each file's `next` link. */
 export async function manualFiles(directory: string): Promise<Uint8Array[]> {
@@ -60,4 +63,36 @@ export function bodyText(body: string): string {
     .join("\n")
     .replace(/\n{3,}/g, "\n\n")
     .trim();
+}
+
+/**
+ * A set's documents as pages (pages outside the chapters used are empty): each manifest row's manual read
+ * in order and checked against its sha256, each file's text by `textOf`, laid onto estimated pages as
+ * Sergo reads an uploaded text file. `set` names the set in the error when a package is missing.
+ */
+export async function loadManuals(
+  manifest: string,
+  set: string,
+  textOf: (html: string) => string,
+): Promise<CorpusFile[]> {
+  const out: CorpusFile[] = [];
+  for (const document of await readManifest(manifest)) {
+    let files: Uint8Array[];
+    try {
+      files = await manualFiles(document.installed_path);
+    } catch {
+      throw new Error(
+        `The ${set} evaluation set needs the Debian package "${document.source_package}": ${document.installed_path} is incomplete`,
+      );
+    }
+    if (await sha256Files(files) !== document.sha256) {
+      throw new Error(
+        `The evaluation files in ${document.installed_path} are not the ones their questions were written from: expected "${document.source_package}" ${document.version}`,
+      );
+    }
+    const text = files.map((file) => textOf(new TextDecoder().decode(file))).join("\n\n");
+    const { pages } = await extractText(new TextEncoder().encode(text), "txt");
+    out.push({ file: document.file, pages: keptPages(pages.map(({ text }) => text), document.pages_used) });
+  }
+  return out;
 }

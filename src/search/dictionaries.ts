@@ -362,7 +362,7 @@ export async function readReversedFreeDict(
   const read = await readDictd(path);
   if (!read) return null;
   const script = SCRIPTS[language] ?? SCRIPTS.latin!;
-  const ranked = new Map<string, Array<{ word: string; rank: number }>>();
+  const ranked: Ranked = new Map();
   for (let i = 0; i < read.lines.length; i++) {
     if (i % 20_000 === 19_999) await new Promise((resolve) => setTimeout(resolve, 0));
     const [head, offset, length] = read.lines[i]!.split("\t");
@@ -373,16 +373,27 @@ export async function readReversedFreeDict(
     if (HIRAGANA_ONLY.test(word) && HAN.test(first)) continue;
     const rare = language === "ja" && !COMMON.test(first) ? 100 : 0;
     for (const { gloss, sense, position } of englishGlosses(rest, phrases)) {
-      const stem = englishKey(gloss);
-      const list = ranked.get(stem) ?? [];
-      list.push({ word, rank: rare + sense * 10 + Math.min(position, 9) });
-      ranked.set(stem, list);
+      addRanked(ranked, englishKey(gloss), word, rare + sense * 10 + Math.min(position, 9));
     }
   }
+  return likeliestFirst(ranked);
+}
+
+/** Words found for each English key, with a rank each (lower is likelier). */
+type Ranked = Map<string, Array<{ word: string; rank: number }>>;
+
+function addRanked(ranked: Ranked, key: string, word: string, rank: number): void {
+  const list = ranked.get(key) ?? [];
+  list.push({ word, rank });
+  ranked.set(key, list);
+}
+
+/** Each key's words, the likeliest first (ties in the order found), once each, at most {@linkcode MAX_TRANSLATIONS}. */
+function likeliestFirst(ranked: Ranked): Map<string, string[]> {
   const out = new Map<string, string[]>();
-  for (const [stem, list] of ranked) {
+  for (const [key, list] of ranked) {
     list.sort((a, b) => a.rank - b.rank);
-    out.set(stem, [...new Set(list.map((item) => item.word))].slice(0, MAX_TRANSLATIONS));
+    out.set(key, [...new Set(list.map((item) => item.word))].slice(0, MAX_TRANSLATIONS));
   }
   return out;
 }
@@ -514,7 +525,7 @@ async function readCedict(phrases: boolean): Promise<Map<string, string[]> | nul
   }
   if (!Array.isArray(all)) return null;
   // The likelier translations first: a word's first gloss, in an entry of few glosses.
-  const ranked = new Map<string, Array<{ word: string; rank: number }>>();
+  const ranked: Ranked = new Map();
   for (const entry of all) {
     if (!Array.isArray(entry)) continue;
     const simplified = entry[1];
@@ -531,16 +542,8 @@ async function readCedict(phrases: boolean): Promise<Map<string, string[]> | nul
         .trim();
       const phrase = phrases && TWO_WORDS.test(word);
       if ((!phrase && !/^\p{L}+$/u.test(word)) || !ASCII_ONLY.test(word) || word.length < 3) return;
-      const key = englishKey(word);
-      const list = ranked.get(key) ?? [];
-      list.push({ word: simplified, rank: position * 10 + Math.min(parts.length, 9) });
-      ranked.set(key, list);
+      addRanked(ranked, englishKey(word), simplified, position * 10 + Math.min(parts.length, 9));
     });
   }
-  const out = new Map<string, string[]>();
-  for (const [key, list] of ranked) {
-    list.sort((a, b) => a.rank - b.rank);
-    out.set(key, [...new Set(list.map((item) => item.word))].slice(0, MAX_TRANSLATIONS));
-  }
-  return out;
+  return likeliestFirst(ranked);
 }

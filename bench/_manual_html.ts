@@ -10,11 +10,14 @@ import { extractText } from "../src/processing/text_extract.ts";
 import type { CorpusFile } from "./_corpus_text.ts";
 import { keptPages, readManifest, sha256Hex } from "./_unseen_manifest.ts";
 
-/** A manual's HTML files in reading order: `index.html`, then each file's `next` link. */
-export async function manualFiles(directory: string): Promise<Uint8Array[]> {
+/**
+ * A manual's HTML files in reading order: `start` (`index.html` unless named), then each file's `next` link.
+ * Manuals whose languages share a directory start from their language's index (`index.pt.html`).
+ */
+export async function manualFiles(directory: string, start = "index.html"): Promise<Uint8Array[]> {
   const files: Uint8Array[] = [];
   const seen = new Set<string>();
-  for (let name: string | undefined = "index.html"; name && !seen.has(name);) {
+  for (let name: string | undefined = start; name && !seen.has(name);) {
     seen.add(name);
     const bytes = await Deno.readFile(`${directory}/${name}`);
     files.push(bytes);
@@ -68,7 +71,8 @@ export function bodyText(body: string): string {
 /**
  * A set's documents as pages (pages outside the chapters used are empty): each manifest row's manual read
  * in order and checked against its sha256, each file's text by `textOf`, laid onto estimated pages as
- * Sergo reads an uploaded text file. `set` names the set in the error when a package is missing.
+ * Sergo reads an uploaded text file. An `installed_path` naming an `.html` file starts from that file in its
+ * directory; a directory starts from its `index.html`. `set` names the set in the error when a package is missing.
  */
 export async function loadManuals(
   manifest: string,
@@ -79,7 +83,10 @@ export async function loadManuals(
   for (const document of await readManifest(manifest)) {
     let files: Uint8Array[];
     try {
-      files = await manualFiles(document.installed_path);
+      const path = document.installed_path;
+      files = path.endsWith(".html")
+        ? await manualFiles(path.slice(0, path.lastIndexOf("/")), path.slice(path.lastIndexOf("/") + 1))
+        : await manualFiles(path);
     } catch {
       throw new Error(
         `The ${set} evaluation set needs the Debian package "${document.source_package}": ${document.installed_path} is incomplete`,

@@ -19,6 +19,11 @@
  *   ranking ran on them, over the Debian Installation Guide and the Debian Developer's Reference in twelve
  *   languages (`_guides_docs.ts`): English questions about pages in another language, questions in the
  *   page's own language, and questions in another language about the English pages; all held out.
+ * - `search_questions_maint.json`, the fifth set: 91 questions written and committed before any ranking ran
+ *   on them, over the New Maintainers' Guide, the aptitude manual and the Debian Reference's Spanish, French
+ *   and Portuguese translations (`_maint_docs.ts`): half in the page's own language, four in ten English
+ *   questions about pages in another language, one in ten in another language about the English pages;
+ *   all held out.
  *
  * Sergo searches with the installed dictionaries (cross-language translation); the ablation shows it
  * without them.
@@ -43,6 +48,7 @@ import type { CorpusFile } from "./_corpus_text.ts";
 import { loadDebianDocs } from "./_debian_docs.ts";
 import { loadGuidesDocs } from "./_guides_docs.ts";
 import { loadHandbookDocs } from "./_handbook_docs.ts";
+import { loadMaintDocs } from "./_maint_docs.ts";
 
 /** One question of the main set. */
 export interface QualityQuestion {
@@ -491,6 +497,14 @@ export async function benchHandbookQuality(): Promise<Record<string, unknown>> {
  */
 export async function benchGuidesQuality(): Promise<Record<string, unknown>> {
   return benchUnseenSet(await loadGuidesDocs(), "search_questions_guides.json");
+}
+
+/**
+ * Sergo and plain bm25 on the fifth set (the New Maintainers' Guide, the aptitude manual and the Debian
+ * Reference's Spanish, French and Portuguese translations, `_maint_docs.ts`).
+ */
+export async function benchMaintQuality(): Promise<Record<string, unknown>> {
+  return benchUnseenSet(await loadMaintDocs(), "search_questions_maint.json");
 }
 
 /** Recall@10 and MRR of Sergo and plain bm25 on both sets. */

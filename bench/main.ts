@@ -227,6 +227,7 @@ export const MODULES: readonly BenchModule[] = [
         unseenSet(r.quality_debian, "second", "Debian manuals");
         unseenSet(r.quality_handbook, "third", "Debian Administrator's Handbook");
         unseenSet(r.quality_guides, "fourth", "Installation Guide and Developer's Reference");
+        unseenSet(r.quality_maint, "fifth", "New Maintainers' Guide, aptitude manual and Debian Reference");
         const old = obj(quality.search_eval_58);
         rows.push(qualityRow("search quality, older 58 questions", obj(old.sergo), obj(old.plain_bm25_or)));
         // Each part changed in turn, beside the ranking as shipped: held-out overall, then on the part's own questions.

@@ -23,6 +23,7 @@ import {
   benchDictionaries,
   benchGuidesQuality,
   benchHandbookQuality,
+  benchMaintQuality,
   benchQuality,
 } from "./_search_quality.ts";
 import type { DictionaryLookup } from "../src/search/dictionaries.ts";
@@ -59,6 +60,7 @@ export async function benchSearch(opts: BenchSearchOptions): Promise<Record<stri
     quality_debian: await benchDebianQuality(),
     quality_handbook: await benchHandbookQuality(),
     quality_guides: await benchGuidesQuality(),
+    quality_maint: await benchMaintQuality(),
   };
 }
 

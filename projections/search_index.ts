@@ -39,6 +39,7 @@ import {
   DEFAULT_ANALYSIS,
   type LatinLanguage,
   latinLanguageOf,
+  PART,
 } from "../src/analysis/analysis.ts";
 import { passageFields, type StoredDocument, type StoredPassage } from "../src/analysis/fields.ts";
 import { passageScopeTokens, type SearchScope } from "../src/analysis/scope.ts";
@@ -144,8 +145,12 @@ export function ftsColumns(
  */
 export function bodyLength(terms: readonly string[]): number {
   let unspaced = 0;
-  for (const term of terms) if (isUnspacedToken(term)) unspaced++;
-  return terms.length - Math.floor(unspaced / 2);
+  let parts = 0;
+  for (const term of terms) {
+    if (isUnspacedToken(term)) unspaced++;
+    else if (term.startsWith(PART)) parts++;
+  }
+  return terms.length - parts - Math.floor(unspaced / 2);
 }
 
 /** What a search shows of a passage: its page, section, mark (1: the page may miss a figure) and text. */

@@ -14,7 +14,7 @@
  * @module
  */
 import { stemmer as english } from "@orama/stemmers/english";
-import { analyze, type LatinLanguage } from "../analysis/analysis.ts";
+import { analyze, DEFAULT_ANALYSIS, type LatinLanguage } from "../analysis/analysis.ts";
 import { foldCharacters, UNSPACED_RUN } from "../analysis/folding.ts";
 
 /**
@@ -229,14 +229,18 @@ export function foreignOnly(
   return out.length === translations.length ? translations : out;
 }
 
+/** The analysis without compounds' parts, so this module's subprocess reads no German word list. */
+const WHOLE_WORDS = { ...DEFAULT_ANALYSIS, compounds: false };
+
 const STEMMED_LATIN = new Set<string>(["de", "fr", "es", "pt", "id", "nl"]);
 
 /** A foreign word's key for {@linkcode Dictionaries.translateBack}: its language and index term. */
 function backKey(language: string, word: string): string | null {
   if (language === "ja" || language === "zh") return `${language}:${word}`;
+  // The word's own term comes first; a German compound's parts (which follow it) are not needed here.
   const term = STEMMED_LATIN.has(language)
-    ? analyze(word, undefined, language as LatinLanguage)[0]
-    : analyze(word)[0];
+    ? analyze(word, WHOLE_WORDS, language as LatinLanguage)[0]
+    : analyze(word, WHOLE_WORDS)[0];
   return term === undefined ? null : `${language}:${term}`;
 }
 

@@ -6,12 +6,20 @@
  */
 import type { DocumentType, EventData, EventType, ProcessedPage, RecordedEvent } from "../../events/types.ts";
 import { openProjector, type Projector } from "../../projections/projector.ts";
-import { searchIndexProjection } from "../../projections/search_index.ts";
+import { createSearchIndexProjection, searchIndexProjection } from "../../projections/search_index.ts";
+import type { AnalysisOptions } from "../../src/analysis/analysis.ts";
 
 /** An in-memory search index that events are applied to one at a time. */
 export class GivenIndex {
-  readonly projector: Projector = openProjector(":memory:", [searchIndexProjection]);
+  readonly projector: Projector;
   #position = 0;
+
+  /** An index analyzed as search does, or with `analysis` (when a test compares one without a part). */
+  constructor(analysis?: AnalysisOptions) {
+    this.projector = openProjector(":memory:", [
+      analysis ? createSearchIndexProjection(analysis) : searchIndexProjection,
+    ]);
+  }
 
   /** Applies one event, each on a stream of its own. */
   add<T extends EventType>(type: T, data: EventData<T>): this {

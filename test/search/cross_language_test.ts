@@ -8,7 +8,14 @@
 import assert from "node:assert/strict";
 import { unzipSync } from "fflate";
 import { DEFAULT_RANKING, type SearchOptions, searchPassages } from "../../src/search/lexical.ts";
-import { analyze, indexTermsOf, queryTerms, TermMatcher } from "../../src/analysis/analysis.ts";
+import {
+  type AnalysisOptions,
+  analyze,
+  DEFAULT_ANALYSIS,
+  indexTermsOf,
+  queryTerms,
+  TermMatcher,
+} from "../../src/analysis/analysis.ts";
 import { DEFAULT_DICTIONARY_DIR, Dictionaries, loadDictionaries } from "../../src/search/dictionaries.ts";
 import { CORPUS_DIR } from "../helpers/corpus.ts";
 import { needs } from "../helpers/dependencies.ts";
@@ -175,8 +182,10 @@ const QUESTIONS: Array<{ document: string; evidence: string; question: string }>
 ];
 
 /** Ben's files: one per language of the questions. */
-async function givenFiles(): Promise<{ given: Given; texts: Map<string, string[]> }> {
-  const given = new Given();
+async function givenFiles(
+  analysis?: AnalysisOptions,
+): Promise<{ given: Given; texts: Map<string, string[]> }> {
+  const given = new Given(analysis);
   const texts = new Map<string, string[]>();
   for (const [id, { file, pages }] of Object.entries(FILES)) {
     const read = await pages();
@@ -471,5 +480,33 @@ Deno.test({
     assert.ok(found.some((page) => wanted.includes(page)), `found through "world war": ${found}`);
     const without = given.pages(question, { dictionaries: single });
     assert.ok(!without.some((page) => wanted.includes(page)), `not through world and war alone: ${without}`);
+  },
+});
+
+Deno.test({
+  name:
+    "an English question finds a German page whose compounds hold its words' translations (Organtransplantation, Kopfschmerzattacken), and not without compounds' parts",
+  sanitizeResources: false,
+  fn: async () => {
+    const on = await dictionaries();
+    const whole = { ...DEFAULT_ANALYSIS, compounds: false };
+    const split = await givenFiles();
+    const unsplit = await givenFiles(whole);
+    const pages = split.texts.get("de")!;
+    const cases = [
+      { question: "transplantation of organs", compound: /Organtransplantation/ },
+      { question: "attacks of headache", compound: /Kopfschmerzattacken/ },
+      { question: "the bell of the dead", compound: /Totenglocke/ },
+    ];
+    for (const { question, compound } of cases) {
+      const wanted = pages.map((text, i) => compound.test(text) ? `de#${i + 1}` : null)
+        .filter((page): page is string => page !== null);
+      assert.ok(wanted.length > 0, `a page of the German journal holds ${compound.source}`);
+      // The question's words stand nowhere on the page by themselves: only inside the compound.
+      const found = split.given.pages(question, { dictionaries: on });
+      assert.ok(wanted.includes(found[0]!), `"${question}" finds ${wanted} first: ${found}`);
+      const without = unsplit.given.pages(question, { dictionaries: on, analysis: whole });
+      assert.ok(!without.some((page) => wanted.includes(page)), `"${question}" without parts: ${without}`);
+    }
   },
 });

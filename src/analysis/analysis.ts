@@ -37,7 +37,7 @@ import { stemmer as portuguese } from "@orama/stemmers/portuguese";
 import { stemmer as russian } from "@orama/stemmers/russian";
 import { stemmer as spanish } from "@orama/stemmers/spanish";
 import { arabicLightStem } from "./_arabic_stem.ts";
-import { germanParts } from "./compounds.ts";
+import { compoundParts, isCompoundLanguage } from "./compounds.ts";
 import { bigrams, foldCharacters, foldText, isUnspacedToken, UNSPACED_RUN } from "./folding.ts";
 
 /** Which parts of the analysis run (all by default; the search benchmark turns them off one at a time). */
@@ -57,8 +57,8 @@ export interface AnalysisOptions {
   /** A Chinese, Japanese, Korean or Thai two-character token counts half in a passage's length for BM25. */
   halfUnspacedLength: boolean;
   /**
-   * A German compound's parts are indexed beside it (`compounds.ts`), marked as parts; a German translation
-   * and an English question's own word (System, Partition) are also looked for as such parts.
+   * A German or Dutch compound's parts are indexed beside it (`compounds.ts`), marked as parts; a German or
+   * Dutch translation and an English question's own word (System, Partition) are also looked for as parts.
    */
   compounds: boolean;
 }
@@ -74,15 +74,15 @@ export const DEFAULT_ANALYSIS: Readonly<AnalysisOptions> = {
   segmentation: false,
   numbers: true,
   halfUnspacedLength: true,
-  // English questions about German pages found through their compounds' parts: recall on four of five sets
-  // up or the same (docs/search.md, "German compounds").
+  // English questions about German and Dutch pages found through their compounds' parts (docs/search.md,
+  // "German and Dutch compounds").
   compounds: true,
 };
 
 /**
- * Marks a German compound's part in the index (a private-use character, which the index's tokenizer keeps
- * in the token): only a German translation looks for parts, so an English question's own words do not
- * match German compounds that hold them.
+ * Marks a German or Dutch compound's part in the index (a private-use character, which the index's tokenizer
+ * keeps in the token): only translations and an English question's own words look for parts, so German and
+ * Dutch questions, and English pages, see the index as before.
  */
 export const PART = "\ue001";
 
@@ -206,8 +206,8 @@ function eachTerm(
       emit(word, term);
       const again = restemmed(word, term, options);
       if (again !== null) emit(word, again);
-      if (language === "de" && options.compounds && options.stemming) {
-        for (const part of germanParts(word)) emit(word, PART + stem("de", part));
+      if (options.compounds && options.stemming && isCompoundLanguage(language)) {
+        for (const part of compoundParts(word, language)) emit(word, PART + stem(language, part));
       }
       continue;
     }
@@ -393,15 +393,17 @@ export function indexTermsIn(
     const first = stem(each, word);
     stems.add(first).add(stem(each, first));
   }
-  // A German translation is also looked for as a part of the compounds that hold it.
-  if (language === "de" && options.compounds) stems.add(PART + stem("de", word));
+  // A German or Dutch translation is also looked for as a part of the compounds that hold it.
+  if (options.compounds && isCompoundLanguage(language)) stems.add(PART + stem(language, word));
   return [...stems];
 }
 
-/** A Latin word as the index holds it when it is a part of a German compound. */
-export function germanPartTerm(word: string): string {
-  return PART + stem("de", word);
+/** A Latin word as the index holds it when it is a part of a German or Dutch compound. */
+export function partTerms(word: string): string[] {
+  return [...new Set(COMPOUND_LANGUAGES.map((language) => PART + stem(language, word)))];
 }
+
+const COMPOUND_LANGUAGES: readonly LatinLanguage[] = ["de", "nl"];
 
 /** Whether a language code is one of the Latin-script languages the analysis stems. */
 export function isLatinLanguage(code: string): code is LatinLanguage {
@@ -493,9 +495,10 @@ export class TermMatcher {
           if (again !== null) hit(again, position);
         }
         if (
-          language === "de" && this.#options.compounds && this.#options.stemming && this.#starts.has(PART)
+          this.#options.compounds && this.#options.stemming && this.#starts.has(PART) &&
+          isCompoundLanguage(language)
         ) {
-          for (const part of germanParts(word)) hit(PART + stem("de", part), position);
+          for (const part of compoundParts(word, language)) hit(PART + stem(language, part), position);
         }
         position++;
         continue;

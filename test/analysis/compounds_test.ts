@@ -4,8 +4,8 @@
  */
 import assert from "node:assert/strict";
 import { bodyLength } from "../../projections/search_index.ts";
-import { analyze, DEFAULT_ANALYSIS, germanPartTerm, PART } from "../../src/analysis/analysis.ts";
-import { germanParts } from "../../src/analysis/compounds.ts";
+import { analyze, DEFAULT_ANALYSIS, PART, partTerms } from "../../src/analysis/analysis.ts";
+import { compoundParts, germanParts } from "../../src/analysis/compounds.ts";
 
 Deno.test("a German compound of the journal gives its parts and runs of parts; plain words give none", () => {
   assert.deepEqual(germanParts("organtransplantation"), ["organ", "transplantation"]);
@@ -26,11 +26,20 @@ Deno.test("a German compound of the journal gives its parts and runs of parts; p
   }
 });
 
+Deno.test("a Dutch compound of the Debian FAQ gives its parts; a Dutch word a particle begins gives none", () => {
+  assert.deepEqual(compoundParts("bestandsformaten", "nl"), ["bestand", "formaten"]);
+  assert.deepEqual(compoundParts("pakketbeheersysteem", "nl").includes("pakketbeheer"), true);
+  assert.deepEqual(compoundParts("besturingssysteem", "nl"), ["besturing", "systeem"]);
+  for (const word of ["ondersteuning", "afhankelijkheden", "bijvoorbeeld"]) {
+    assert.deepEqual(compoundParts(word, "nl"), [], word);
+  }
+});
+
 Deno.test("a German passage's index holds its compounds' parts marked, and they do not count in its length", () => {
   const text = "Die Organtransplantation veränderte den Todeszeitpunkt";
   const terms = analyze(text, DEFAULT_ANALYSIS, "de");
-  assert.ok(terms.includes(germanPartTerm("organ")), terms.join(" "));
-  assert.ok(terms.includes(germanPartTerm("transplantation")), terms.join(" "));
+  assert.ok(terms.includes(partTerms("organ")[0]!), terms.join(" "));
+  assert.ok(terms.includes(partTerms("transplantation")[0]!), terms.join(" "));
   assert.ok(!terms.includes("transplantation"), "the part is not a word of the passage by itself");
   const unsplit = analyze(text, { ...DEFAULT_ANALYSIS, compounds: false }, "de");
   assert.equal(unsplit.some((term) => term.startsWith(PART)), false);

@@ -510,3 +510,24 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "an English question finds a Dutch page whose compound holds its words' translations (bestandsformaten), and not without compounds' parts",
+  sanitizeResources: false,
+  fn: async () => {
+    const on = await dictionaries();
+    const whole = { ...DEFAULT_ANALYSIS, compounds: false };
+    const pages = await dutchFaqPages();
+    const split = new Given().document("nl", "debian-faq.nl.pdf", pages);
+    const unsplit = new Given(whole).document("nl", "debian-faq.nl.pdf", pages);
+    const wanted = pages.map((text, i) => /bestandsformaten/.test(text) ? `nl#${i + 1}` : null)
+      .filter((page): page is string => page !== null);
+    assert.equal(wanted.length, 1, "one page of the Dutch FAQ holds bestandsformaten");
+    const question = "formats of files";
+    const found = split.pages(question, { dictionaries: on });
+    assert.equal(found[0], wanted[0], `"${question}" finds ${wanted[0]} first: ${found}`);
+    const without = unsplit.pages(question, { dictionaries: on, analysis: whole });
+    assert.ok(!without.includes(wanted[0]!), `"${question}" without parts: ${without}`);
+  },
+});

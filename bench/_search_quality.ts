@@ -173,6 +173,8 @@ export interface QualityIndexes {
    * each document's best excerpt, read top to bottom. What an outside evaluation through MCP counts.
    */
   shown: PageSearch;
+  /** The same view of Sergo's search with another ranking. */
+  shownRanked(ranking: RankingOptions, dictionaries?: DictionaryLookup | null): PageSearch;
   /** Sergo's search with another ranking over the same index. */
   ranked(ranking: RankingOptions, dictionaries?: DictionaryLookup | null): PageSearch;
   plain: PageSearch;
@@ -250,9 +252,9 @@ export function buildQualityIndexes(
     `${fileOf.get(hit.document_id)}#${hit.page}`;
   const ranked = (ranking: RankingOptions, withDictionaries = dictionaries): PageSearch => (query) =>
     hits(query, ranking, withDictionaries).map(pageOf);
-  const shown: PageSearch = (query) => {
+  const shownRanked = (ranking: RankingOptions, withDictionaries = dictionaries): PageSearch => (query) => {
     const { page } = pageOfPassages(
-      distinctExcerpts(hits(query, DEFAULT_RANKING, dictionaries)),
+      distinctExcerpts(hits(query, ranking, withDictionaries)),
       SHOWN_LIMIT,
       0,
     );
@@ -261,7 +263,8 @@ export function buildQualityIndexes(
   };
   return {
     sergo: ranked(DEFAULT_RANKING),
-    shown,
+    shown: shownRanked(DEFAULT_RANKING),
+    shownRanked,
     ranked,
     plain: (query) => {
       const words = [...new Set(query.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])];

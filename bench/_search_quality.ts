@@ -385,6 +385,11 @@ export const ABLATIONS: readonly Ablation[] = [
     target: TARGETS.paraphrase,
   },
   {
+    name: "with page scores (a page's BM25 over all its passages, half of it added to its best passage)",
+    ranking: { pageScore: 0.5 },
+    target: TARGETS.paraphrase,
+  },
+  {
     name: "without the English ranking beside a question in another language (every third place)",
     ranking: { englishEvery: 0 },
     target: TARGETS.notEnglish,

@@ -179,6 +179,8 @@ export interface QualityIndexes {
    * each document's best excerpt, read top to bottom. What an outside evaluation through MCP counts.
    */
   shown: PageSearch;
+  /** The same view of Sergo's search with another ranking. */
+  shownRanked(ranking: RankingOptions, dictionaries?: DictionaryLookup | null): PageSearch;
   /** Sergo's search with another ranking over the same index. */
   ranked(ranking: RankingOptions, dictionaries?: DictionaryLookup | null): PageSearch;
   plain: PageSearch;
@@ -256,9 +258,9 @@ export function buildQualityIndexes(
     `${fileOf.get(hit.document_id)}#${hit.page}`;
   const ranked = (ranking: RankingOptions, withDictionaries = dictionaries): PageSearch => (query) =>
     hits(query, ranking, withDictionaries).map(pageOf);
-  const shown: PageSearch = (query) => {
+  const shownRanked = (ranking: RankingOptions, withDictionaries = dictionaries): PageSearch => (query) => {
     const { page } = pageOfPassages(
-      distinctExcerpts(hits(query, DEFAULT_RANKING, dictionaries)),
+      distinctExcerpts(hits(query, ranking, withDictionaries)),
       SHOWN_LIMIT,
       0,
     );
@@ -267,7 +269,8 @@ export function buildQualityIndexes(
   };
   return {
     sergo: ranked(DEFAULT_RANKING),
-    shown,
+    shown: shownRanked(DEFAULT_RANKING),
+    shownRanked,
     ranked,
     plain: (query) => {
       const words = [...new Set(query.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])];
@@ -385,6 +388,11 @@ export const ABLATIONS: readonly Ablation[] = [
   {
     name: "with page evidence (a page's other passages add a quarter of their scores to its best)",
     ranking: { pageEvidence: 0.25 },
+    target: TARGETS.paraphrase,
+  },
+  {
+    name: "with page scores (a page's BM25 over all its passages, half of it added to its best passage)",
+    ranking: { pageScore: 0.5 },
     target: TARGETS.paraphrase,
   },
   {

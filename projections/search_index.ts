@@ -434,6 +434,39 @@ export function rescoringRow(db: DatabaseSync, passageId: number): RescoringRow 
   ).get(passageId) as RescoringRow | undefined;
 }
 
+/** Passages of one page are read at most this far on either side of a passage of it. */
+const PAGE_REACH = 16;
+
+/**
+ * The other passages of a passage's page (same document, same page, next to it in reading order, at most
+ * {@linkcode PAGE_REACH} on either side): passage id, document id, body length. A passage without a page
+ * is its own page.
+ */
+export function pageNeighbours(
+  db: DatabaseSync,
+  passageId: number,
+  documentId: string,
+  page: number | null,
+): Array<[number, string, number]> {
+  if (page === null) return [];
+  const rows = statement(
+    db,
+    `SELECT passage_id, document_id, length, page FROM search_passages
+     WHERE passage_id BETWEEN ? AND ? ORDER BY passage_id`,
+    { arrays: true },
+  ).all(passageId - PAGE_REACH, passageId + PAGE_REACH) as unknown as Array<[number, string, number, number]>;
+  const same = (row: [number, string, number, number]) => row[1] === documentId && row[3] === page;
+  const at = rows.findIndex((row) => row[0] === passageId);
+  if (at < 0) return [];
+  let first = at;
+  while (first > 0 && same(rows[first - 1]!) && rows[first - 1]![0] === rows[first]![0] - 1) first--;
+  let last = at;
+  while (last < rows.length - 1 && same(rows[last + 1]!) && rows[last + 1]![0] === rows[last]![0] + 1) last++;
+  return rows.slice(first, last + 1).filter((row) => row[0] !== passageId).map(([id, doc, length]) =>
+    [id, doc, length] as [number, string, number]
+  );
+}
+
 /** What a search shows of one passage it found, or undefined when the passage is gone. */
 export function passageHit(db: DatabaseSync, passageId: number): PassageHitRow | undefined {
   return statement(db, "SELECT page, section, marked, text FROM search_passages WHERE passage_id = ?")

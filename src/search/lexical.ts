@@ -30,6 +30,7 @@ import type { DatabaseSync } from "node:sqlite";
 import {
   candidateRows,
   matchingRowids,
+  pageNeighbours,
   passageHit,
   type RescoringRow,
   rescoringRow,
@@ -84,6 +85,12 @@ export interface RankingOptions {
    * against its names and numbers on English pages.
    */
   languageIdf: boolean;
+  /**
+   * Each page of the re-scored passages is scored as a whole too (BM25 over all its passages' text, with the
+   * scope's statistics and the same terms; its other passages are read for it), and its best passage adds
+   * this share of that score to its own (0: off).
+   */
+  pageScore: number;
 }
 
 /** The ranking search uses. */
@@ -104,6 +111,9 @@ export const DEFAULT_RANKING: Readonly<RankingOptions> = {
   // Japanese found (recall 0.642 -> 0.667 on the fourth set, 0.786 -> 0.800 on the second), MRR within
   // 0.002 on each but the fourth (+0.007); every second place cost same-language MRR (docs/search.md).
   englishEvery: 3,
+  // Measured and off: 0.5 gained main held-out MRR (0.822 -> 0.837) but lost recall there (0.945 -> 0.932)
+  // and both figures on the third set (0.850/0.682 -> 0.813/0.655), same-language included (docs/search.md).
+  pageScore: 0,
 };
 
 /** What to search and where. */
@@ -184,6 +194,10 @@ interface Candidate {
   holds: Set<number>;
   /** The passage's page (null for a file without pages), known once re-scored. */
   page?: number | null;
+  /** Each term's count in the passage (all fields), known once re-scored. */
+  counts?: number[];
+  /** The passage's proximity bonus, known once re-scored. */
+  near?: number;
   /** 1 when every term is common and the passage holds them all: such passages come first. */
   tier: number;
   score: number;
@@ -340,6 +354,18 @@ function rankTerms(db: DatabaseSync, queried: QueryTerm[], context: RankContext)
   if (ranking.rescore) {
     const rerank = ranked.slice(0, Math.max(ranking.rerank, depth));
     rescore(db, rerank, terms, averageLength, analysis, ranking);
+    if (ranking.pageScore > 0) {
+      const pages = widenToPages(db, rerank);
+      rescore(
+        db,
+        rerank.filter((candidate) => candidate.counts === undefined),
+        terms,
+        averageLength,
+        analysis,
+        ranking,
+      );
+      addPageScores(pages, terms, averageLength, ranking);
+    }
     if (ranking.pageEvidence > 0) addPageEvidence(rerank, ranking.pageEvidence);
     ranked = rerank.sort(byScore);
   }
@@ -487,6 +513,7 @@ function scoreFromText(row: RescoringRow, candidate: Candidate, scoring: TextSco
   const totalIdf = idfs.reduce((sum, idf) => sum + idf, 0);
   let score = 0;
   let held = 0;
+  candidate.counts = [];
   terms.forEach((_term, index) => {
     const counts = {
       body: body[index]!.length,
@@ -498,14 +525,96 @@ function scoreFromText(row: RescoringRow, candidate: Candidate, scoring: TextSco
       ? tf(counts.body) / norm + WEIGHTS.heading * tf(counts.heading) + WEIGHTS.notes * tf(counts.notes) +
         WEIGHTS.name * tf(counts.name)
       : tf(counts.body + counts.heading + counts.notes + counts.name) / norm;
+    candidate.counts!.push(counts.body + counts.heading + counts.notes + counts.name);
     if (weighted > 0) {
       score += idfs[index]! * weighted * (K1 + 1) / (weighted + K1);
       held += idfs[index]!;
     }
   });
-  if (ranking.proximity) score += PROXIMITY_WEIGHT * proximity(body, idfs);
+  candidate.near = ranking.proximity ? proximity(body, idfs) : 0;
+  if (ranking.proximity) score += PROXIMITY_WEIGHT * candidate.near;
   if (ranking.coverage && totalIdf > 0) score *= COVERAGE_FLOOR + (1 - COVERAGE_FLOOR) * (held / totalIdf);
   return score;
+}
+
+/** One page of the re-scored passages: its passages among the candidates (all of them once widened). */
+interface Page {
+  passages: Candidate[];
+  length: number;
+}
+
+/**
+ * Adds every other passage of the candidates' pages to the candidates (not yet re-scored), and returns the
+ * candidates grouped by page. A passage without a page is a page of its own.
+ */
+function widenToPages(db: DatabaseSync, candidates: Candidate[]): Page[] {
+  const known = new Map(candidates.map((candidate) => [candidate.passage_id, candidate]));
+  const pages = new Map<string, Page>();
+  for (const candidate of [...candidates]) {
+    const key = candidate.page === null || candidate.page === undefined
+      ? `#${candidate.passage_id}`
+      : `${candidate.document_id}\u0000${candidate.page}`;
+    let page = pages.get(key);
+    if (!page) {
+      page = { passages: [], length: 0 };
+      pages.set(key, page);
+      for (
+        const [passage_id, document_id, length] of pageNeighbours(
+          db,
+          candidate.passage_id,
+          candidate.document_id,
+          candidate.page ?? null,
+        )
+      ) {
+        if (known.has(passage_id)) continue;
+        const added: Candidate = {
+          passage_id,
+          document_id,
+          length,
+          holds: new Set(),
+          tier: candidate.tier,
+          score: 0,
+        };
+        known.set(passage_id, added);
+        candidates.push(added);
+        page.passages.push(added);
+      }
+    }
+    page.passages.push(candidate);
+  }
+  for (const page of pages.values()) page.length = page.passages.reduce((sum, p) => sum + p.length, 0);
+  return [...pages.values()];
+}
+
+/**
+ * Scores each page as a whole (BM25 over its passages' summed term counts and length, against the mean length
+ * of the candidates' pages; its best passage's proximity; the coverage of the terms it holds anywhere) and
+ * adds {@linkcode RankingOptions.pageScore} of it to its best passage's score.
+ */
+function addPageScores(pages: Page[], terms: Term[], averageLength: number, ranking: RankingOptions): void {
+  const passages = pages.reduce((sum, page) => sum + page.passages.length, 0);
+  const averagePage = averageLength * Math.max(1, passages / Math.max(1, pages.length));
+  const tf = ranking.termFrequency ? (n: number) => n : (n: number) => Math.min(n, 1);
+  for (const page of pages) {
+    const scored = page.passages.filter((p) => p.counts !== undefined);
+    if (scored.length === 0) continue;
+    const idfs = idfsOf(terms, scored[0]!.passage_id);
+    const totalIdf = idfs.reduce((sum, idf) => sum + idf, 0);
+    const norm = 1 - B + B * (page.length / averagePage);
+    let score = 0;
+    let held = 0;
+    terms.forEach((_term, index) => {
+      const count = tf(scored.reduce((sum, p) => sum + p.counts![index]!, 0)) / norm;
+      if (count > 0) {
+        score += idfs[index]! * count * (K1 + 1) / (count + K1);
+        held += idfs[index]!;
+      }
+    });
+    if (ranking.proximity) score += PROXIMITY_WEIGHT * Math.max(...scored.map((p) => p.near ?? 0));
+    if (ranking.coverage && totalIdf > 0) score *= COVERAGE_FLOOR + (1 - COVERAGE_FLOOR) * (held / totalIdf);
+    const best = scored.reduce((a, b) => byScore(a, b) <= 0 ? a : b);
+    best.score += ranking.pageScore * score;
+  }
 }
 
 /** Adds `share` of the scores of a page's other passages to its best passage's. */

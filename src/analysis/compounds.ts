@@ -147,8 +147,15 @@ function lexiconOf(language: CompoundLanguage): Lexicon {
   const words = new Set<string>();
   const stems = new Set<string>();
   const nouns = new Set<string>();
-  for (const line of Deno.readTextFileSync(rules.list()).split("\n")) {
-    const [written = "", flags = ""] = line.trim().split("/");
+  const list = Deno.readTextFileSync(rules.list());
+  // Line by line without splitting the whole list at once: the file is read once and let go.
+  for (let start = 0, end = 0; start < list.length; start = end + 1) {
+    end = list.indexOf("\n", start);
+    if (end < 0) end = list.length;
+    const slash = list.indexOf("/", start);
+    const cut = slash >= 0 && slash < end ? slash : end;
+    const written = list.slice(start, cut).trim();
+    const flags = cut < end ? list.slice(cut + 1, end).trim() : "";
     const word = written.toLowerCase();
     if (word.length < MIN_PART || !LETTERS.test(word)) continue;
     words.add(word);

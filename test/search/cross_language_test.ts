@@ -17,6 +17,7 @@ import {
   TermMatcher,
 } from "../../src/analysis/analysis.ts";
 import { DEFAULT_DICTIONARY_DIR, Dictionaries, loadDictionaries } from "../../src/search/dictionaries.ts";
+import { DEFAULT_APERTIUM_DIR } from "../../src/search/apertium.ts";
 import { CORPUS_DIR } from "../helpers/corpus.ts";
 import { needs } from "../helpers/dependencies.ts";
 import { GivenIndex } from "./_given_index.ts";
@@ -321,8 +322,11 @@ Deno.test({
   },
 });
 
-/** Dictionaries read from a folder holding only some of the installed ones (links to them). */
-async function dictionariesOf(names: string[]): Promise<Dictionaries> {
+/**
+ * Dictionaries read from a folder holding only some of the installed ones (links to them), without
+ * Apertium's unless asked for.
+ */
+async function dictionariesOf(names: string[], { apertium = false } = {}): Promise<Dictionaries> {
   const dir = await Deno.makeTempDir({ prefix: "sergo-test-dictd-" });
   try {
     for (const name of names) {
@@ -336,7 +340,7 @@ async function dictionariesOf(names: string[]): Promise<Dictionaries> {
         await Deno.symlink(source, `${dir}/${name}${suffix}`);
       }
     }
-    return await loadDictionaries({ dir, chinese: false });
+    return await loadDictionaries({ dir, chinese: false, apertium });
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
@@ -528,5 +532,50 @@ Deno.test({
     assert.equal(found[0], wanted[0], `"${question}" finds ${wanted[0]} first: ${found}`);
     const without = unsplit.pages(question, { dictionaries: on, analysis: whole });
     assert.ok(!without.includes(wanted[0]!), `"${question}" without parts: ${without}`);
+  },
+});
+
+/** Apertium's English→Spanish dictionary as `apertium-eng-spa` installs it, or why the test cannot run. */
+const APERTIUM_ENG_SPA = `${DEFAULT_APERTIUM_DIR}/apertium-eng-spa/eng-spa.autobil.bin`;
+const apertiumMissing = (() => {
+  try {
+    Deno.statSync(APERTIUM_ENG_SPA);
+    return null;
+  } catch {
+    return `skipped: the Debian package apertium-eng-spa is not installed (${APERTIUM_ENG_SPA}; see .ci/run)`;
+  }
+})();
+if (apertiumMissing) console.warn(apertiumMissing);
+
+Deno.test({
+  name:
+    "an English question finds a Spanish page it shares no word with through Apertium's English–Spanish translations, and not through FreeDict's alone",
+  ignore: apertiumMissing !== null,
+  sanitizeResources: false,
+  fn: async () => {
+    const freedict = ["freedict-eng-spa", "freedict-spa-eng"];
+    const without = await dictionariesOf(freedict);
+    const both = await dictionariesOf(freedict, { apertium: true });
+    assert.match(
+      both.pairs()[0]!.source,
+      /freedict-spa-eng \+ .*eng-spa\.autobil\.bin$/,
+      "one pair, from all three",
+    );
+    const file = "docx/chile-urban-land-policy-es.docx";
+    const pages = docxPages(file);
+    const given = new Given().document("es", file.split("/").at(-1)!, pages);
+    const wanted = pagesHolding(pages, "es", /anfiteatro natural .* derrumbes/s);
+    assert.equal(wanted.length, 1, "one page of the Chilean paper holds the amphitheatre and its landslides");
+    // anfiteatro (amphitheatre), cerros (hills) and derrumbes (landslides): Apertium's lemmas, not FreeDict's.
+    const question = "an amphitheatre whose hills suffer landslides";
+    const page = pages[Number(wanted[0]!.split("#")[1]) - 1]!;
+    assert.deepEqual(sharedWords(question, page), [], `"${question}" shares no word with ${wanted[0]}`);
+    for (const word of ["amphitheatre", "landslides"]) {
+      assert.deepEqual(without.translate(word), [], `FreeDict has no Spanish for ${word}`);
+    }
+    const found = given.pages(question, { dictionaries: both });
+    assert.equal(found[0], wanted[0], `found first through Apertium: ${found}`);
+    const through = given.pages(question, { dictionaries: without });
+    assert.ok(!through.includes(wanted[0]!), `not through FreeDict alone: ${through}`);
   },
 });

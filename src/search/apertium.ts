@@ -145,7 +145,8 @@ export function bilingualPairs(bytes: Uint8Array): LemmaPair[] {
   const out: LemmaPair[] = [];
   for (const transducer of transducers.values()) {
     const onPath = new Set<number>();
-    // Each side: the lemma so far, and its first tag once one is read ("" until then).
+    // Each side: the lemma so far, and its first tag once one is read (null until then); a path whose
+    // first tag is not a content word's, or whose lemma holds anything but letters, is left at once.
     const walk = (
       state: number,
       left: string,

@@ -15,6 +15,20 @@ const WHOLE_SCOPE = "test/search/whole_scope_test.ts";
 /** The planted bugs of the h-search branch. */
 export const MUTATIONS_SEARCH: Mutation[] = [
   {
+    name: "an English question's names are not searched in Cyrillic spelling",
+    file: "src/search/translation.ts",
+    from: "for (const spelling of cyrillicSpellings(term.word)) {",
+    to: "for (const spelling of cyrillicSpellings(term.word).slice(0, 0)) {",
+    tests: [CROSS_LANGUAGE],
+  },
+  {
+    name: "kh is read as к and х, not х",
+    file: "src/search/transliteration.ts",
+    from: '["kh", "х"],',
+    to: '["kh", "кх"],',
+    tests: ["test/search/transliteration_test.ts"],
+  },
+  {
     name: "translations are not added to the question's terms",
     file: "src/search/translation.ts",
     from: "for (const indexTerm of translationTerms(translation, options)) alternatives.add(indexTerm);",

@@ -579,3 +579,38 @@ Deno.test({
     assert.ok(!through.includes(wanted[0]!), `not through FreeDict alone: ${through}`);
   },
 });
+
+Deno.test({
+  name:
+    "an English question naming a Russian person or company finds the Russian page that spells the name in Cyrillic, and not without the dictionaries",
+  sanitizeResources: false,
+  fn: async () => {
+    const on = await dictionaries();
+    const { given } = await givenFiles();
+    const news = docxPages("docx/media-monitoring-ru-drawing.docx");
+    given.document("news", "media-monitoring-ru-drawing.docx", news);
+    const cases = [
+      { question: "Who is Sergo Kurbanov?", evidence: "Серго Курбанов", names: ["sergo", "kurbanov"] },
+      {
+        question: "What did Yashechkin say about Sibneft?",
+        evidence: /Яшечкин[^]*Сибнефть/,
+        names: ["yashechkin", "sibneft"],
+      },
+      { question: "Interros and Renova", evidence: /Интеррос[^]*Ренова/, names: ["interros", "renova"] },
+    ];
+    for (const { question, evidence, names } of cases) {
+      const wanted = pagesHolding(news, "news", evidence);
+      assert.ok(wanted.length > 0, `${evidence} is on a page of the news digest`);
+      for (const page of wanted) {
+        const text = news[Number(page.split("#")[1]) - 1]!;
+        assert.deepEqual(sharedWords(question, text), [], `"${question}" shares no word with ${page}`);
+      }
+      // No dictionary knows the names: the page is found through their spelling in Cyrillic alone.
+      for (const name of names) assert.deepEqual(on.translate(name), [], `no dictionary knows "${name}"`);
+      const found = given.pages(question, { dictionaries: on });
+      assert.ok(wanted.includes(found[0]!), `"${question}" finds ${wanted} first: found ${found}`);
+      const without = given.pages(question, { dictionaries: null });
+      assert.ok(!without.some((page) => wanted.includes(page)), `not without the dictionaries: ${without}`);
+    }
+  },
+});

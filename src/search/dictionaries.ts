@@ -111,6 +111,16 @@ export const APERTIUM = true;
 const APERTIUM_PAIRS: Readonly<Record<string, string>> = {
   es: "apertium-eng-spa/eng-spa.autobil.bin",
 };
+/**
+ * English→French also through Spanish: the English→Spanish translations (FreeDict's and Apertium's, as read
+ * above), each of the first few taken to French through Apertium's Spanish→French bilingual dictionary
+ * (`apertium-fr-es`, `es-fr.autobil.bin`), merged after FreeDict's own French translations (both ways), at
+ * most {@linkcode MAX_TRANSLATIONS} a word (docs/search.md, "English→French through Spanish").
+ */
+export const FRENCH_PIVOT = false;
+const APERTIUM_PIVOTS: ReadonlyArray<{ language: string; via: string; file: string }> = [
+  { language: "fr", via: "es", file: "apertium-fr-es/es-fr.autobil.bin" },
+];
 /** Through a pivot, the first translations of each step only (the likelier senses). */
 const PIVOT_BREADTH = 3;
 /** Leading articles a one-word translation may carry ("der Rechner", "l'ordinateur"). */
@@ -268,6 +278,8 @@ export interface LoadDictionaryOptions {
   apertiumDir?: string;
   /** Also read Apertium's bilingual dictionaries (default {@linkcode APERTIUM}). */
   apertium?: boolean;
+  /** Also English→French through Spanish and Apertium's Spanish→French (default {@linkcode FRENCH_PIVOT}). */
+  frenchPivot?: boolean;
 }
 
 /** Reads every dictionary installed (none found: an empty set, and search is as without). */
@@ -277,7 +289,11 @@ export async function loadDictionaries(options: LoadDictionaryOptions = {}): Pro
   const phrases = options.phrases ?? PHRASES;
   const apertiumDir = options.apertiumDir ?? DEFAULT_APERTIUM_DIR;
   const apertium = (options.apertium ?? APERTIUM) ? APERTIUM_PAIRS : {};
+  const apertiumPivots = (options.apertium ?? APERTIUM) && (options.frenchPivot ?? FRENCH_PIVOT)
+    ? APERTIUM_PIVOTS
+    : [];
   const read = new Map<string, Map<string, string[]>>();
+  const pairs: Array<{ language: string; source: string }> = [];
   for (const [language, name] of Object.entries(FREEDICT)) {
     const forward = await readFreeDict(`${dir}/${name}`, language, undefined, phrases);
     const other = REVERSED[language];
@@ -295,6 +311,34 @@ export async function loadDictionaries(options: LoadDictionaryOptions = {}): Pro
       reversed && `${dir}/${other}`,
       compiled && `${apertiumDir}/${bilingual}`,
     ].filter(Boolean).join(" + ");
+    pairs.push({ language, source });
+  }
+  // A pair's translations through Apertium pivots come after its own, once every pair's own are read.
+  const pivoted = new Map<string, Map<string, string[]>>();
+  for (const pivot of apertiumPivots) {
+    const first = read.get(pivot.via);
+    const second = first && await readApertiumBy(`${apertiumDir}/${pivot.file}`, fold);
+    if (!first || !second) continue;
+    const entries = new Map<string, string[]>();
+    for (const [stem, middles] of first) {
+      const words = [
+        ...new Set(
+          middles.slice(0, PIVOT_BREADTH).flatMap((middle) =>
+            (second.get(middle) ?? []).slice(0, PIVOT_BREADTH)
+          ),
+        ),
+      ].slice(0, MAX_TRANSLATIONS);
+      if (words.length > 0) entries.set(stem, words);
+    }
+    // Kept apart from `read`: the Russian pivots below go on from each pair's own translations.
+    pivoted.set(pivot.language, mergeTranslations(read.get(pivot.language) ?? new Map(), entries));
+    const known = pairs.find((pair) => pair.language === pivot.language);
+    const through = `en→${pivot.via} + ${apertiumDir}/${pivot.file}`;
+    if (known) known.source += ` + ${through}`;
+    else pairs.push({ language: pivot.language, source: through });
+  }
+  for (const { language, source } of pairs) {
+    const entries = pivoted.get(language) ?? read.get(language)!;
     dictionaries.add({ pair: `en→${language}`, source, words: 0 }, entries);
   }
   for (const pivot of PIVOTS) {
@@ -379,7 +423,19 @@ function mergeTranslations(
  * lemma of a content word, by its Snowball stem, leads to its one-word lemmas in X in the transducer's order,
  * at most {@linkcode MAX_TRANSLATIONS}; a lemma the same in both (an acronym, a name) is left out.
  */
-export async function readApertium(path: string): Promise<Map<string, string[]> | null> {
+export function readApertium(path: string): Promise<Map<string, string[]> | null> {
+  return readApertiumBy(path, (english) => /^[a-z]{2,}$/.test(english) ? englishKey(english) : null);
+}
+
+/**
+ * An Apertium bilingual dictionary (null when it is not installed): each one-word lemma of a content word,
+ * folded, by `key` (null: left out), leads to its one-word lemmas on the other side in the transducer's
+ * order, at most {@linkcode MAX_TRANSLATIONS}; a lemma the same on both sides is left out.
+ */
+async function readApertiumBy(
+  path: string,
+  key: (left: string) => string | null,
+): Promise<Map<string, string[]> | null> {
   let bytes: Uint8Array;
   try {
     bytes = await Deno.readFile(path);
@@ -388,10 +444,11 @@ export async function readApertium(path: string): Promise<Map<string, string[]> 
   }
   const out = new Map<string, string[]>();
   for (const { left, right } of bilingualPairs(bytes)) {
-    const english = fold(left);
+    const folded = fold(left);
     const word = fold(right);
-    if (english === word || !/^[a-z]{2,}$/.test(english)) continue;
-    const stem = englishKey(english);
+    if (folded === word) continue;
+    const stem = key(folded);
+    if (stem === null) continue;
     const known = out.get(stem) ?? [];
     if (known.length < MAX_TRANSLATIONS && !known.includes(word)) known.push(word);
     out.set(stem, known);
@@ -569,6 +626,9 @@ export function dictionaryFiles(options: LoadDictionaryOptions = {}): string[] {
   if (options.apertium ?? APERTIUM) {
     const apertiumDir = options.apertiumDir ?? DEFAULT_APERTIUM_DIR;
     files.push(...Object.values(APERTIUM_PAIRS).map((file) => `${apertiumDir}/${file}`));
+    if (options.frenchPivot ?? FRENCH_PIVOT) {
+      files.push(...APERTIUM_PIVOTS.map((pivot) => `${apertiumDir}/${pivot.file}`));
+    }
   }
   return (options.chinese ?? true) ? [...files, cedictData()] : files;
 }

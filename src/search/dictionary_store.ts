@@ -216,7 +216,7 @@ async function buildInChild(options: DictionaryStoreOptions, path: string, key: 
         chinese: options.chinese,
         apertiumDir: options.apertiumDir,
         apertium: options.apertium,
-        frenchPivot: options.frenchPivot,
+        frenchPivots: options.frenchPivots,
         path,
         key,
       }),

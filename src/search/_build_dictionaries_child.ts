@@ -2,19 +2,24 @@
  * The subprocess that reads the installed dictionaries and writes them to a
  * SQLite file (`dictionary_store.ts`), so the serving process never holds
  * what reading them takes. Its one argument is JSON:
- * `{ dir, chinese, apertiumDir, apertium, path, key }`.
+ * `{ dir, chinese, apertiumDir, apertium, frenchPivots, path, key }`.
  *
  * @module
  */
-import { loadDictionaries } from "./dictionaries.ts";
+import { type FrenchPivot, loadDictionaries } from "./dictionaries.ts";
 import { writeDictionaryStore } from "./dictionary_store.ts";
 
-const { dir, chinese, apertiumDir, apertium, path, key } = JSON.parse(Deno.args[0] ?? "{}") as {
+const { dir, chinese, apertiumDir, apertium, frenchPivots, path, key } = JSON.parse(Deno.args[0] ?? "{}") as {
   dir?: string;
   chinese?: boolean;
   apertiumDir?: string;
   apertium?: boolean;
+  frenchPivots?: FrenchPivot[];
   path: string;
   key: string;
 };
-writeDictionaryStore(await loadDictionaries({ dir, chinese, apertiumDir, apertium }), path, key);
+writeDictionaryStore(
+  await loadDictionaries({ dir, chinese, apertiumDir, apertium, frenchPivots }),
+  path,
+  key,
+);

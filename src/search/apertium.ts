@@ -138,7 +138,7 @@ export function readTransducers(
  * Every one-word lemma pair of content words in a bilingual transducer file, in the order its paths are
  * found (a left lemma's pairs together, as the file orders them).
  */
-export function bilingualPairs(bytes: Uint8Array): LemmaPair[] {
+export function bilingualPairs(bytes: Uint8Array, { lowercase = false } = {}): LemmaPair[] {
   const { tags, pairs, transducers } = readTransducers(bytes);
   const symbol = (code: number): string =>
     code === 0 ? "" : code < 0 ? `<${tags[-code - 1] ?? ""}>` : String.fromCodePoint(code);
@@ -171,6 +171,9 @@ export function bilingualPairs(bytes: Uint8Array): LemmaPair[] {
           }
         } else if (a > 0) {
           if (nextLeftTag !== null) continue; // a character after the tags: not a plain lemma
+          // Only lemmas starting in lower case, when asked: en-eo.autobil.bin spells acronyms as a pattern
+          // of capitals whose paths (12 million, 90 s) would all be walked and dropped.
+          if (lowercase && left === "" && symbol(a) !== symbol(a).toLowerCase()) continue;
           nextLeft += symbol(a);
           if (!LETTERS.test(nextLeft)) continue;
         }

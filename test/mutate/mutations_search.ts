@@ -79,6 +79,13 @@ export const MUTATIONS_SEARCH: Mutation[] = [
     tests: [CROSS_LANGUAGE],
   },
   {
+    name: "English→French through Esperanto is read but not merged into the French pair",
+    file: "src/search/dictionaries.ts",
+    from: "mergeTranslations(pivoted.get(pivot.language) ?? read.get(pivot.language) ?? new Map(), entries),",
+    to: "mergeTranslations(pivoted.get(pivot.language) ?? read.get(pivot.language) ?? new Map(), new Map()),",
+    tests: [CROSS_LANGUAGE],
+  },
+  {
     name: "the dictionaries' file is not keyed by Apertium's dictionary (nor may its subprocess read it)",
     file: "src/search/dictionaries.ts",
     from: "    files.push(...Object.values(APERTIUM_PAIRS).map((file) => `${apertiumDir}/${file}`));",

@@ -16,7 +16,12 @@ import {
   queryTerms,
   TermMatcher,
 } from "../../src/analysis/analysis.ts";
-import { DEFAULT_DICTIONARY_DIR, Dictionaries, loadDictionaries } from "../../src/search/dictionaries.ts";
+import {
+  DEFAULT_DICTIONARY_DIR,
+  Dictionaries,
+  type FrenchPivot,
+  loadDictionaries,
+} from "../../src/search/dictionaries.ts";
 import { DEFAULT_APERTIUM_DIR } from "../../src/search/apertium.ts";
 import { CORPUS_DIR } from "../helpers/corpus.ts";
 import { needs } from "../helpers/dependencies.ts";
@@ -326,7 +331,10 @@ Deno.test({
  * Dictionaries read from a folder holding only some of the installed ones (links to them), without
  * Apertium's unless asked for.
  */
-async function dictionariesOf(names: string[], { apertium = false } = {}): Promise<Dictionaries> {
+async function dictionariesOf(
+  names: string[],
+  { apertium = false, frenchPivots = [] as FrenchPivot[] } = {},
+): Promise<Dictionaries> {
   const dir = await Deno.makeTempDir({ prefix: "sergo-test-dictd-" });
   try {
     for (const name of names) {
@@ -340,7 +348,7 @@ async function dictionariesOf(names: string[], { apertium = false } = {}): Promi
         await Deno.symlink(source, `${dir}/${name}${suffix}`);
       }
     }
-    return await loadDictionaries({ dir, chinese: false, apertium });
+    return await loadDictionaries({ dir, chinese: false, apertium, frenchPivots });
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
@@ -612,5 +620,63 @@ Deno.test({
       const without = given.pages(question, { dictionaries: null });
       assert.ok(!without.some((page) => wanted.includes(page)), `not without the dictionaries: ${without}`);
     }
+  },
+});
+
+/** Apertium's English→Esperanto and French→Esperanto dictionaries as Debian installs them, or why not. */
+const APERTIUM_ESPERANTO = [
+  `${DEFAULT_APERTIUM_DIR}/apertium-eo-en/en-eo.autobil.bin`,
+  `${DEFAULT_APERTIUM_DIR}/apertium-eo-fr/fr-eo.autobil.bin`,
+];
+const frenchPivotMissing = apertiumMissing ?? (() => {
+  for (const file of APERTIUM_ESPERANTO) {
+    try {
+      Deno.statSync(file);
+    } catch {
+      return `skipped: the Debian packages apertium-eo-en and apertium-eo-fr are not installed (${file}; see .ci/run)`;
+    }
+  }
+  return null;
+})();
+if (frenchPivotMissing && !apertiumMissing) console.warn(frenchPivotMissing);
+
+Deno.test({
+  name:
+    "an English question finds a French page it shares no word with through Esperanto (Apertium's English–Esperanto, then French–Esperanto read back), and not through FreeDict's French and Apertium's Spanish alone",
+  ignore: frenchPivotMissing !== null,
+  sanitizeResources: false,
+  fn: async () => {
+    const freedict = ["freedict-eng-fra", "freedict-fra-eng", "freedict-eng-spa", "freedict-spa-eng"];
+    const without = await dictionariesOf(freedict, { apertium: true });
+    const pivot = await dictionariesOf(freedict, { apertium: true, frenchPivots: ["eo"] });
+    const french = (dictionaries: Dictionaries) => dictionaries.pairs().find(({ pair }) => pair === "en→fr")!;
+    assert.match(
+      french(pivot).source,
+      /freedict-fra-eng \+ .*en-eo\.autobil\.bin \+ .*fr-eo\.autobil\.bin$/,
+      "one French pair, FreeDict's first",
+    );
+    const file = "pdf/chelsea-active-transport-plan-fr.pdf";
+    const pages = await pdfPages(file);
+    const given = new Given().document("fr", file.split("/").at(-1)!, pages);
+    const wanted = pagesHolding(pages, "fr", /une sixième sélectionnée par le service des\s+loisirs/);
+    assert.equal(
+      wanted.length,
+      1,
+      "one page of the Chelsea plan names a sixth proposal, chosen by the leisure service",
+    );
+    // sixième (sixth): FreeDict's English–French has none; Esperanto has sesa, which French–Esperanto gives as sixième.
+    const question = "a sixth chosen by the leisure staff";
+    const page = pages[Number(wanted[0]!.split("#")[1]) - 1]!;
+    assert.deepEqual(sharedWords(question, page), [], `"${question}" shares no word with ${wanted[0]}`);
+    const frenchOf = (dictionaries: Dictionaries, word: string) =>
+      dictionaries.foreignTranslations(word).filter(({ language }) => language === "fr").map(({ word }) =>
+        word
+      );
+    assert.deepEqual(frenchOf(without, "sixth"), [], "FreeDict has no French for sixth");
+    assert.ok(frenchOf(pivot, "sixth").includes("sixieme"), `through Esperanto: ${frenchOf(pivot, "sixth")}`);
+    const found = given.pages(question, { dictionaries: pivot });
+    assert.equal(found[0], wanted[0], `found first through Esperanto: ${found}`);
+    const through = given.pages(question, { dictionaries: without });
+    assert.ok(!through.includes(wanted[0]!), `not without it: ${through}`);
   },
 });

@@ -243,7 +243,8 @@ export function analysisVersion(analysis: AnalysisOptions = DEFAULT_ANALYSIS): s
  * {@linkcode analysisVersion}, remembered in the projections file under a key of the code it is computed
  * from (see {@linkcode analysisCodeKey}): computing it splits the German sample's compounds, which reads
  * and stems the German word list (`compounds.ts`), 270 CPU ms of a server's 650 at start, where nothing
- * else needs it yet. With the same code it is the same; code that differs in any byte computes it again.
+ * else needs it yet (the first German page indexed or German question reads it then, as the Dutch list
+ * always was). With the same code it is the same; code that differs in any byte computes it again.
  */
 function rememberedAnalysisVersion(db: DatabaseSync, analysis: AnalysisOptions): string {
   const key = analysisCodeKey(analysis);

@@ -83,37 +83,16 @@ interface LanguageRules {
 
 const lexicons = new Map<CompoundLanguage, Lexicon>();
 
-/** A language's list being read a slice at a time ({@linkcode preloadCompounds}): where it stands. */
-interface Reading extends Lexicon {
-  list: string;
-  at: number;
-}
-
-const readings = new Map<CompoundLanguage, Reading>();
-
 function lexiconOf(language: CompoundLanguage): Lexicon {
-  return lexicons.get(language) ?? readLines(language, Infinity)!;
-}
-
-/** Reads up to `lines` more lines of a language's list: its lexicon once the whole list is read, else null. */
-function readLines(language: CompoundLanguage, lines: number): Lexicon | null {
-  let reading = readings.get(language);
-  if (!reading) {
-    const rules = LANGUAGES[language];
-    reading = {
-      words: new Set(),
-      stems: new Set(),
-      nouns: new Set(),
-      rules,
-      list: Deno.readTextFileSync(rules.list()),
-      at: 0,
-    };
-    readings.set(language, reading);
-  }
-  const { words, stems, nouns, rules, list } = reading;
+  let lexicon = lexicons.get(language);
+  if (lexicon) return lexicon;
+  const rules = LANGUAGES[language];
+  const words = new Set<string>();
+  const stems = new Set<string>();
+  const nouns = new Set<string>();
+  const list = Deno.readTextFileSync(rules.list());
   // Line by line without splitting the whole list at once: the file is read once and let go.
-  let start = reading.at;
-  for (let end = 0; start < list.length && lines-- > 0; start = end + 1) {
+  for (let start = 0, end = 0; start < list.length; start = end + 1) {
     end = list.indexOf("\n", start);
     if (end < 0) end = list.length;
     const slash = list.indexOf("/", start);
@@ -128,28 +107,9 @@ function readLines(language: CompoundLanguage, lines: number): Lexicon | null {
       stems.add(rules.stem(word));
     }
   }
-  reading.at = start;
-  if (start < list.length) return null;
-  readings.delete(language);
-  const lexicon = { words, stems, nouns, rules };
-  lexicons.set(language, lexicon);
+  lexicons.set(language, lexicon = { words, stems, nouns, rules });
   return lexicon;
 }
-
-/**
- * Reads a language's word list ahead of its first compound, a thousand lines at a time (3–4 ms of CPU)
- * with a rest between (the German list is 76,000 lines, about 270 ms of CPU at once): `serve` starts it
- * once it listens. With no rest, a request took one slice per turn of the event loop it needed, 0.4–0.9 s
- * at a load of 12 on 2 cores. A compound asked for meanwhile reads the rest at once.
- */
-export async function preloadCompounds(language: CompoundLanguage): Promise<void> {
-  while (!lexicons.has(language) && readLines(language, PRELOAD_LINES) === null) {
-    await new Promise((resolve) => setTimeout(resolve, PRELOAD_REST_MS));
-  }
-}
-
-const PRELOAD_LINES = 1_000;
-const PRELOAD_REST_MS = 5;
 
 const cache = new Map<string, readonly string[]>();
 const CACHE_SIZE = 50_000;

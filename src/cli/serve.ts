@@ -21,7 +21,6 @@ import type { SignInThrottle } from "../console/sign_in_throttle.ts";
 import { ensureSigningKey } from "../audit/signing_key.ts";
 import { anyPerson } from "../../projections/catalogue.ts";
 import { randomId } from "../domain/ids.ts";
-import { preloadCompounds } from "../analysis/compounds.ts";
 import { progress, progressDone } from "./_command.ts";
 import { lockForServe } from "./data_lock.ts";
 import type { EventType } from "../../events/types.ts";
@@ -163,11 +162,8 @@ async function startLocked(
     onListen: (addr) => resolveListening(addr as Deno.NetAddr),
   }, handler);
   const addr = await listening;
-  // Nothing waits for these: the dictionaries' subprocess starts once this process has started, and the
-  // German word list (for its compounds' parts, in indexing and in German questions) is read a slice at a
-  // time between requests.
+  // Nothing waits for the dictionaries: their subprocess starts once this process has started.
   services.readDictionaries();
-  preloadCompounds("de").catch(() => {}); // a list that cannot be read fails where it is needed
   const scheme = tls ? "https" : "http";
   const host = addr.hostname.includes(":") ? `[${addr.hostname}]` : addr.hostname;
   const url = `${scheme}://${host}:${addr.port}`;

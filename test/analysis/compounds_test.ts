@@ -5,17 +5,7 @@
 import assert from "node:assert/strict";
 import { bodyLength } from "../../projections/search_index.ts";
 import { analyze, DEFAULT_ANALYSIS, PART, partTerms } from "../../src/analysis/analysis.ts";
-import { compoundParts, germanParts, preloadCompounds } from "../../src/analysis/compounds.ts";
-
-Deno.test("a word list read ahead a slice at a time gives the same parts, also when a word is split before it is done", async () => {
-  // Its first slice is read at the call; the word asked next reads the rest at once.
-  const dutch = preloadCompounds("nl");
-  assert.deepEqual(compoundParts("bestandsformaten", "nl"), ["bestand", "formaten"]);
-  await dutch;
-  await preloadCompounds("de");
-  assert.deepEqual(germanParts("betriebssystem"), ["betrieb", "system"]);
-  assert.deepEqual(germanParts("zeitzonendaten"), ["zeit", "zeitzonen", "zone", "zonendaten", "daten"]);
-});
+import { compoundParts, germanParts } from "../../src/analysis/compounds.ts";
 
 Deno.test("a German compound of the journal gives its parts and runs of parts; plain words give none", () => {
   assert.deepEqual(germanParts("organtransplantation"), ["organ", "transplantation"]);

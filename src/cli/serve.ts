@@ -109,7 +109,12 @@ async function startLocked(
   const pool = createExtractionPool();
   const workerId = await serveWorkerId(config);
   // PDF copies of Word files are read in the same sandboxed readers as uploads.
-  const services = await createServices(app, config, { copyReader: pool, workerId, limiter: limiterOpened });
+  const services = await createServices(app, config, {
+    copyReader: pool,
+    workerId,
+    limiter: limiterOpened,
+    dictionariesLater: true,
+  });
   // First run: nobody to sign in as, so one random address (printed below) creates the first person.
   const setupToken = anyPerson(app.db) ? null : randomId(43);
   services.console = createConsole(services, { setupToken, throttle: options.signInThrottle });
@@ -157,6 +162,8 @@ async function startLocked(
     onListen: (addr) => resolveListening(addr as Deno.NetAddr),
   }, handler);
   const addr = await listening;
+  // Nothing waits for the dictionaries: their subprocess starts once this process has started.
+  services.readDictionaries();
   const scheme = tls ? "https" : "http";
   const host = addr.hostname.includes(":") ? `[${addr.hostname}]` : addr.hostname;
   const url = `${scheme}://${host}:${addr.port}`;

@@ -43,6 +43,8 @@ export interface DictionaryStoreOptions extends LoadDictionaryOptions {
   path: string;
   /** Read the dictionaries in this process, not in a subprocess (default: a subprocess where allowed). */
   inProcess?: boolean;
+  /** Ends the subprocess reading them (the file is then not made; the promise rejects). */
+  signal?: AbortSignal;
 }
 
 /** Dictionaries looked up in their SQLite file, one question word at a time. */
@@ -224,7 +226,9 @@ async function buildInChild(options: DictionaryStoreOptions, path: string, key: 
     stdin: "null",
     stdout: "null",
     stderr: "piped",
+    signal: options.signal,
   }).output();
+  options.signal?.throwIfAborted();
   if (!output.success) {
     const detail = new TextDecoder().decode(output.stderr).trim().split("\n").at(-1) ?? "";
     throw new Error(`Cannot read the dictionaries into "${path}": ${detail || `exit code ${output.code}`}`);

@@ -16,6 +16,9 @@ let installed: DictionaryLookup = new Dictionaries();
 let loading: Promise<DictionaryLookup> | null = null;
 let problem: string | null = null;
 let settled = false;
+/** The servers of this process using them (see {@linkcode releaseInstalledDictionaries}). */
+let holders = 0;
+let reading: AbortController | null = null;
 
 /** The dictionaries in use (empty until read, or when none is installed). */
 export function installedDictionaries(): DictionaryLookup {
@@ -51,15 +54,23 @@ export interface InstalledDictionaryOptions extends LoadDictionaryOptions {
 export function useInstalledDictionaries(
   options: InstalledDictionaryOptions = {},
 ): Promise<DictionaryLookup> {
-  loading ??=
+  holders++;
+  if (loading) return loading;
+  const controller = reading = new AbortController();
+  loading =
     (options.store === undefined
       ? loadDictionaries(options)
-      : openDictionaryStore({ ...options, path: options.store })).then(
+      : openDictionaryStore({ ...options, path: options.store, signal: controller.signal })).then(
         (dictionaries) => {
           settled = true;
           return installed = dictionaries;
         },
         (error) => {
+          if (controller.signal.aborted) {
+            // Stopped by the last server that used them: a later one reads them again.
+            loading = null;
+            return installed;
+          }
           settled = true;
           const reason = (error instanceof Error ? error.message : String(error)).split("\n")[0]!.trim();
           problem = `They could not be read: ${reason.replace(/\.$/, "")}.`;
@@ -67,4 +78,14 @@ export function useInstalledDictionaries(
         },
       );
   return loading;
+}
+
+/**
+ * Says a server that used them stopped. When none is left and they are still being read, the
+ * subprocess reading them is ended: a stopped server leaves no process behind (it went on for
+ * seconds of CPU after `serve` exited, one more for every start stopped before it finished).
+ */
+export function releaseInstalledDictionaries(): void {
+  holders = Math.max(0, holders - 1);
+  if (holders === 0 && !settled) reading?.abort();
 }

@@ -10,6 +10,7 @@
 import {
   installedDictionaries,
   installedDictionariesProblem,
+  releaseInstalledDictionaries,
   useInstalledDictionaries,
 } from "../search/installed_dictionaries.ts";
 import { join } from "node:path";
@@ -54,6 +55,8 @@ export interface Services extends ApiDeps, ConsoleDeps {
   health(): Promise<Record<string, unknown>>;
   /** Looks for background work (PDF copies). */
   kick(): void;
+  /** Starts reading the installed dictionaries, when `createServices` was told to leave it for later. */
+  readDictionaries(): void;
   close(): Promise<void>;
 }
 
@@ -67,6 +70,8 @@ export async function createServices(
     workerId?: string;
     /** The shared rate limiter being opened already (serve opens it while the data directory opens). */
     limiter?: Promise<SharedRateLimiter | null>;
+    /** Leave the dictionaries to {@linkcode Services.readDictionaries} (serve calls it once it listens). */
+    dictionariesLater?: boolean;
   } = {},
 ): Promise<Services> {
   const pool = options.renderPool ?? createRenderPool();
@@ -82,11 +87,16 @@ export async function createServices(
   const converterChecked = converterAvailable();
   // The dictionaries are read in the background into a file of the data directory (on first start, or
   // when a dictionary changed: tens of seconds on a busy machine, in a subprocess) and looked up there:
-  // until then, and without them, search is as without dictionaries.
-  if (config.dictionaryDir !== null) {
+  // until then, and without them, search is as without dictionaries. `serve` starts this once it
+  // listens, so the subprocess's start is not on the same cores as its own.
+  let dictionariesAsked = false;
+  const readDictionaries = () => {
+    if (config.dictionaryDir === null || dictionariesAsked) return;
+    dictionariesAsked = true;
     useInstalledDictionaries({ dir: config.dictionaryDir, store: join(app.dataDir, DICTIONARY_FILE) })
       .catch(() => console.error(`Cross-language search is off. ${installedDictionariesProblem()}`));
-  }
+  };
+  if (!options.dictionariesLater) readDictionaries();
   const semantic = config.embeddings
     ? new SemanticSearch(
       await createEmbedder(config.embeddings),
@@ -149,7 +159,10 @@ export async function createServices(
       };
     },
     kick: () => copies.kick(),
+    readDictionaries,
     async close() {
+      // A subprocess still reading the dictionaries for this server alone ends with it.
+      if (dictionariesAsked) releaseInstalledDictionaries();
       await copies.stop();
       pool.close();
       await semantic?.embedder.close();

@@ -212,7 +212,11 @@ export class LocalCopy {
       readFrom: cache.prepare("SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?"),
       readStream: cache.prepare("SELECT * FROM events WHERE stream = ? ORDER BY stream_version"),
       lastAbsent: cache.prepare("SELECT first, last, hash FROM absent_calls ORDER BY first DESC LIMIT 1"),
-      insertAbsent: cache.prepare("INSERT OR IGNORE INTO absent_calls (first, last, hash) VALUES (?, ?, ?)"),
+      // A CLI command sharing the data directory may have noted a shorter run from the same position first.
+      insertAbsent: cache.prepare(
+        `INSERT INTO absent_calls (first, last, hash) VALUES (?, ?, ?)
+         ON CONFLICT (first) DO UPDATE SET last = excluded.last, hash = excluded.hash WHERE excluded.last > last`,
+      ),
       extendAbsent: cache.prepare("UPDATE absent_calls SET last = ?, hash = ? WHERE first = ?"),
       absentUpTo: cache.prepare(
         "SELECT first, last, hash FROM absent_calls WHERE first <= ? ORDER BY first LIMIT 1",

@@ -92,7 +92,7 @@ function following(
   const span = { after: after.position, through: through.position };
   if (!parse) return { rows: [...rows], absent, events: [], span };
   try {
-    return { rows: [...rows], absent, events: rows.map((row) => followedEvent(row)), span };
+    return { rows: [...rows], absent, events: rows.map((row) => parseStoredRow(row)), span };
   } catch {
     return null;
   }
@@ -132,37 +132,6 @@ function carriedAfter(
     if (carriedRow[0] > local.position) rows.push(storedRow(carriedRow));
   }
   return following(local, rows, before);
-}
-
-/**
- * Another writer's event as subscribers are told it: parsed, but an MCP
- * call's data and metadata only when they are read. On the shared log no
- * projection reads them (the audit view reads the calls from the database,
- * events/postgres/audit_calls.ts), and parsing and checking every other
- * replica's call against its schema was about 5 µs of a replica's CPU per
- * call it followed (bench/README.md, "Replicas by CPU"). A call whose data
- * does not match its schema throws where it is read, as a read from the copy
- * (`readFrom`, which parses every row) does.
- */
-function followedEvent(row: StoredRow): RecordedEvent {
-  if (row.type !== "McpCalled") return parseStoredRow(row);
-  let parsed: RecordedEvent | null = null;
-  const parse = () => parsed ??= parseStoredRow(row);
-  return {
-    type: row.type,
-    position: row.position,
-    stream: row.stream,
-    stream_version: row.stream_version,
-    schema_version: row.schema_version,
-    prev_hash: row.prev_hash,
-    hash: row.hash,
-    get data() {
-      return parse().data;
-    },
-    get metadata() {
-      return parse().metadata;
-    },
-  } as RecordedEvent;
 }
 
 /** The local copy of the log; see the module documentation. */
@@ -337,7 +306,7 @@ export class LocalCopy {
       const from = check ? check.position : local.position;
       if (upTo !== null && from >= upTo.position) return;
       // The head in the same statement (one snapshot): the runs of calls left out end at it.
-      const rows = await this.#sql<(PgRow & { head: string; head_hash: string })[]>`
+      const read = await this.#sql<(PgRow & { head: string; head_hash: string })[]>`
         SELECT h.position AS head, h.hash AS head_hash, e.position, e.stream, e.stream_version, e.type,
                e.schema_version, e.data, e.metadata, e.prev_hash, e.hash
         FROM sergo_log_head h LEFT JOIN LATERAL (
@@ -346,11 +315,11 @@ export class LocalCopy {
           AND (type <> 'McpCalled' OR position = ${check ? check.position : -1})
           ORDER BY position LIMIT ${check ? 2001 : 2000}) e ON true
         WHERE h.id = 1`;
-      const head = { position: Number(rows[0]!.head), hash: rows[0]!.head_hash };
-      const found = rows[0]!.position === null ? [] : rows;
+      const databaseHead = { position: Number(read[0]!.head), hash: read[0]!.head_hash };
+      const rows = read[0]!.position === null ? [] : read;
       if (check) {
-        const first = found.shift();
-        if (!first || Number(first.position) !== check.position || first.hash !== check.hash) {
+        const head = rows.shift();
+        if (!head || Number(head.position) !== check.position || head.hash !== check.hash) {
           throw new DatabaseUnavailableError(
             `The local copy of the log (head ${check.position}) is not a prefix of the database's log; remove it to rebuild it`,
           );
@@ -358,9 +327,9 @@ export class LocalCopy {
         check = null;
       }
       this.#followed.pulls++;
-      this.#followed.pulledRows += found.length;
+      this.#followed.pulledRows += rows.length;
       if (this.#stopped) return;
-      const stored: StoredRow[] = found.map((row) => ({
+      const stored: StoredRow[] = rows.map((row) => ({
         position: Number(row.position),
         stream: row.stream,
         stream_version: row.stream_version,
@@ -371,9 +340,8 @@ export class LocalCopy {
         prev_hash: row.prev_hash,
         hash: row.hash,
       }));
-      const full = found.length >= 2000;
       // A full read ends at its last row; otherwise at `upTo`, or at the head it read.
-      const end = full ? stored[stored.length - 1]! : upTo ?? head;
+      const end = rows.length >= 2000 ? stored[stored.length - 1]! : upTo ?? databaseHead;
       if (end.position <= local.position) return;
       const follows = following(local, stored, end, false);
       if (follows === null) {
@@ -382,8 +350,8 @@ export class LocalCopy {
       this.#insertRows(follows.rows, follows.absent);
       // Told from the rows in hand, not read back from the copy (an event this version cannot read throws here,
       // after the copy took it: the projector then stops before it, and /healthz says so).
-      this.#tell(follows.rows.map((row) => followedEvent(row)), follows.span);
-      if (!full) return;
+      this.#tell(follows.rows.map((row) => parseStoredRow(row)), follows.span);
+      if (rows.length < 2000) return;
     }
   }
 

@@ -10,11 +10,13 @@
  * spans that cover every position once.
  */
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import postgres from "postgres";
 import { openPostgresStore, type PostgresEventStore } from "../../events/postgres/store.ts";
 import type { RecordedEvent, SergoEvent } from "../../events/types.ts";
 import type { TellSpan } from "../../events/store.ts";
 import { testDatabase } from "../helpers/postgres.ts";
+import { tempDir } from "../helpers/temp.ts";
 
 const meta = { time: "2026-12-01T12:00:00.000Z", actor: "test" };
 
@@ -212,6 +214,55 @@ Deno.test("PostgreSQL: a commit that follows more rows than its answer carries p
       FROM sergo_events ORDER BY position`;
     assert.equal(rows.length, 5 * 1201);
     await assertFollowed("b", b, toldB, rows, (stream) => stream.startsWith("small-"));
+  } finally {
+    await a.close();
+    await b.close();
+    await sql.end();
+  }
+});
+
+Deno.test("PostgreSQL: a replica restarted on a copy that ends in left-out calls starts at the database's head, and completes exactly", async () => {
+  await using db = await testDatabase();
+  await using dir = await tempDir();
+  const cachePath = join(dir.path, "log-cache.db");
+  const a = await openPostgresStore(db.url, { pollMs: 60_000 });
+  let b = await openPostgresStore(db.url, { pollMs: 60_000, cachePath });
+  const sql = postgres(db.url, { max: 1, onnotice: () => {} });
+  try {
+    // A's rows end in calls, so b's copy ends in a run of calls it left out.
+    await a.append("s0", [personAdded("first"), mcpCalled("c1"), personAdded("second"), mcpCalled("c2")]);
+    await a.append("s0-calls", [mcpCalled("c3"), mcpCalled("c4")]);
+    await b.append("s1", [personAdded("b")]);
+    await a.append("s0-calls", [mcpCalled("c5"), mcpCalled("c6")]);
+    await waitUntil("replica b has the database's head", 10_000, async () => {
+      return b.head().position === (await b.databaseHead()).position;
+    });
+    assert.deepEqual(b.head(), await b.databaseHead());
+    await b.close();
+    // More calls while b is away, then b starts again on its copy.
+    await a.append("s0-calls", [mcpCalled("c7")]);
+    b = await openPostgresStore(db.url, { pollMs: 60_000, cachePath });
+    assert.deepEqual(b.head(), await b.databaseHead(), "b started at the database's head");
+    const rows = await sql<Row[]>`
+      SELECT position, stream, stream_version, type, data, metadata, prev_hash, hash
+      FROM sergo_events ORDER BY position`;
+    const told = listen(b);
+    await b.append("s1", [personAdded("b-again")]);
+    rows.push(
+      ...await sql<Row[]>`
+      SELECT position, stream, stream_version, type, data, metadata, prev_hash, hash
+      FROM sergo_events WHERE position > ${rows.length} ORDER BY position`,
+    );
+    assert.deepEqual(
+      b.readFrom(0, 100).map((event) => event.position),
+      rows.filter((row) => row.type !== "McpCalled").map((row) => Number(row.position)),
+      "b's copy holds no call of a's",
+    );
+    assert.deepEqual(told.spans, [{ after: rows.length - 1, through: rows.length }]);
+    // A span from the start is asserted in assertFollowed; here the restart's copy must complete exactly.
+    told.spans.unshift({ after: 0, through: rows.length - 1 });
+    told.events.unshift(...b.readFrom(0, 100).filter((event) => event.position < rows.length));
+    await assertFollowed("b", b, told, rows, (stream) => stream.startsWith("s1"));
   } finally {
     await a.close();
     await b.close();

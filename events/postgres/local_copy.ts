@@ -229,8 +229,10 @@ export class LocalCopy {
    * before them (one transaction, one telling); pulls what it did not carry,
    * and pulls everything when the rows do not follow. Resolves whether the
    * own rows were written here (then subscribers were told with them).
-   * `own` is null when they could not be computed here; `from` is the head
-   * the commit locked, and `carried` the rows its answer carried.
+   * `own` is null when they could not be computed here; `from` and
+   * `fromHash` are the head the commit locked, `carried` the rows its answer
+   * carried (other writers' but their calls) and `seen` the position they
+   * follow.
    */
   afterCommit(
     own: readonly OwnRecord[] | null,

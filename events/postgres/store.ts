@@ -25,7 +25,8 @@
  * after each own commit, on `LISTEN sergo_events` notifications from other
  * replicas, and by a poll as a fallback. Reads never cross the network;
  * subscribers are told about every event as it reaches the copy, whoever
- * wrote it, so each replica's projections follow the shared log. PostgreSQL
+ * wrote it, so each replica's projections follow the shared log (but for
+ * other replicas' MCP calls, which the copy leaves out: local_copy.ts). PostgreSQL
  * stays the authority: concurrency checks run there, and an append against
  * a stale copy fails with {@linkcode ConcurrencyError} as it should.
  *

@@ -95,6 +95,10 @@ export const MUTATIONS_MUTANTS: Mutation[] = [
       file: "events/postgres/local_copy.ts",
       from: "      if (local.position < before.position) {",
       to: "      if (own.length > 0 && local.position < before.position) {",
+    }, {
+      file: "events/postgres/local_copy.ts",
+      from: "        reached.position === before.position && reached.hash === before.hash &&",
+      to: "        (!first || (reached.position === before.position && reached.hash === before.hash)) &&",
     }],
     tests: [LEASE_SYNC],
   },
@@ -103,6 +107,12 @@ export const MUTATIONS_MUTANTS: Mutation[] = [
     file: "events/postgres/local_copy.ts",
     from: "      if (local.position < before.position) {",
     to: "      if (own.length > 0 && local.position < before.position) {",
+    // Also taken as done when nothing was written (the copy's own check would pull it up otherwise).
+    also: [{
+      file: "events/postgres/local_copy.ts",
+      from: "        reached.position === before.position && reached.hash === before.hash &&",
+      to: "        (!first || (reached.position === before.position && reached.hash === before.hash)) &&",
+    }],
     tests: ["test/events/postgres/conflict_copy_test.ts"],
   },
   {

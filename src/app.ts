@@ -7,7 +7,7 @@
  */
 import { join } from "node:path";
 import type { DatabaseSync } from "node:sqlite";
-import type { AppendOptions, AppendResult, LogHead, TellSpan } from "../events/store.ts";
+import type { AppendOptions, AppendResult, LogHead } from "../events/store.ts";
 import { openSqliteStore, type SqliteEventStore } from "../events/sqlite_store.ts";
 import type { AuditCalls } from "../events/postgres/audit_calls.ts";
 import { openPostgresStore, type PostgresEventStore } from "../events/postgres/store.ts";
@@ -123,9 +123,8 @@ export class SergoApp {
   #unsubscribe: () => void;
   #listeners = new Set<(events: readonly RecordedEvent[]) => void>();
   #seen: number;
-  /** Audit entries committed here and not applied yet (see {@linkcode SergoApp.settle}), and the span they cover. */
+  /** Audit entries committed here and not applied yet (see {@linkcode SergoApp.settle}). */
   #pendingAudit: RecordedEvent[] = [];
-  #pendingSpan: TellSpan | null = null;
   #auditTimer: ReturnType<typeof setTimeout> | null = null;
 
   /** Wraps an opened store and projector; prefer {@linkcode openApp}. */
@@ -139,7 +138,7 @@ export class SergoApp {
     this.#seen = projector.position;
     // Own appends are applied before the appender's promise continues (read-your-writes),
     // except MCP calls' audit entries, applied once the calls are answered (see settle()).
-    this.#unsubscribe = store.subscribe((events, span) => this.#applyCommitted(events, span));
+    this.#unsubscribe = store.subscribe((events) => this.#applyCommitted(events));
   }
 
   /** The projections database, for queries. */
@@ -173,10 +172,7 @@ export class SergoApp {
     if (reached > this.#seen) {
       const from = this.#seen;
       this.#seen = reached;
-      // At most reached - from events lie there (fewer when the store left MCP calls out: see EventStore.subscribe).
-      if (this.#listeners.size > 0) {
-        this.#notify(this.store.readFrom(from, reached - from).filter((event) => event.position <= reached));
-      }
+      if (this.#listeners.size > 0) this.#notify(this.store.readFrom(from, reached - from));
     }
     return applied;
   }
@@ -186,15 +182,9 @@ export class SergoApp {
    * they follow the projections' position, instead of reading them back from
    * the log; anything else (another process wrote in between) catches up.
    */
-  #applyCommitted(events: readonly RecordedEvent[], told?: TellSpan): void {
-    const first = events[0], last = events[events.length - 1];
-    const span = told ?? (first && last ? { after: first.position - 1, through: last.position } : null);
-    if (span === null) return;
+  #applyCommitted(events: readonly RecordedEvent[]): void {
     if (events.every((event) => event.type === "McpCalled")) {
-      // Spans applied together must follow each other.
-      if (this.#pendingSpan !== null && this.#pendingSpan.through !== span.after) this.settle();
       this.#pendingAudit.push(...events);
-      this.#pendingSpan = { after: this.#pendingSpan?.after ?? span.after, through: span.through };
       this.#auditTimer ??= setTimeout(() => {
         this.#auditTimer = null;
         this.settle();
@@ -202,7 +192,7 @@ export class SergoApp {
       return;
     }
     this.settle();
-    this.#applyNow(events, span);
+    this.#applyNow(events);
   }
 
   /**
@@ -219,29 +209,27 @@ export class SergoApp {
    * catch-up from the log.
    */
   settle(): void {
-    const span = this.#pendingSpan;
-    if (span === null) return;
+    if (this.#pendingAudit.length === 0) return;
     const events = this.#pendingAudit;
     this.#pendingAudit = [];
-    this.#pendingSpan = null;
-    this.#applyNow(events, span);
+    this.#applyNow(events);
   }
 
-  /** Applies events that cover `span` (positions in it without an event are calls the store left out). */
-  #applyNow(events: readonly RecordedEvent[], span: TellSpan): void {
+  #applyNow(events: readonly RecordedEvent[]): void {
+    const first = events[0];
     const position = this.projector.position;
-    if (this.projector.failure || span.after !== position || this.#seen !== position) {
+    if (!first || this.projector.failure || first.position !== position + 1 || this.#seen !== position) {
       this.catchUp();
       return;
     }
     try {
-      this.projector.applyBatch(events, span.through);
+      this.projector.applyBatch(events);
     } catch (error) {
       console.error("Applying new events failed:", error);
       return;
     }
     this.#seen = this.projector.position;
-    if (events.length > 0) this.#notify(events);
+    this.#notify(events);
   }
 
   #notify(events: readonly RecordedEvent[]): void {

@@ -204,14 +204,10 @@ export class SergoApp {
   #applyCommitted(events: readonly RecordedEvent[]): void {
     if (events.every((event) => event.type === "McpCalled")) {
       this.#pendingAudit.push(...events);
-      if (this.#auditThread !== null) {
-        // To the thread at once when it is idle, else when it is done with what it holds (see #auditStored).
-        if (this.#auditThread.lastPosted === null) this.#handAudit();
-        return;
-      }
       this.#auditTimer ??= setTimeout(() => {
         this.#auditTimer = null;
-        this.settle();
+        if (this.#auditThread === null) this.settle();
+        else this.#handAudit();
       }, AUDIT_SETTLE_MS);
       return;
     }
@@ -231,21 +227,12 @@ export class SergoApp {
    * before reading. The events are durable before the calls are answered
    * either way, and a crash before they are applied leaves them to the next
    * catch-up from the log.
-   *
-   * A server (the log's commits on the writer thread) hands such batches to
-   * the audit view's own thread instead (`projections/audit_calls_thread.ts`),
-   * at once when it is idle, else all that came meanwhile once it is done, and
-   * this waits for it: the entries are the same, and the event loop no longer
-   * spends SQLite's inserts on them.
    */
   settle(): void {
-    const thread = this.#auditThread;
-    if (thread !== null) {
+    if (this.#auditThread !== null) {
+      this.#handAudit();
       // Waits for the thread (a batch takes about a millisecond): what was answered is in the view after this.
-      do {
-        this.#handAudit();
-        thread.finish();
-      } while (this.#pendingAudit.length > 0 || thread.lastPosted !== null);
+      this.#auditThread.finish();
       return;
     }
     if (this.#pendingAudit.length === 0) return;
@@ -280,14 +267,13 @@ export class SergoApp {
 
   /** A batch the audit view's thread is done with: recorded as applied, or applied here if it was not. */
   #auditStored(events: readonly RecordedEvent[], outcome: AuditCallsOutcome): void {
-    if (outcome === "not applied") this.#applyNow(events);
-    else {
-      this.projector.appliedElsewhere(events, "audit_view");
-      this.#seen = this.projector.position;
-      this.#notify(events);
+    if (outcome === "not applied") {
+      this.#applyNow(events);
+      return;
     }
-    // What was committed meanwhile goes over as one batch.
-    if (this.#auditThread!.lastPosted === null) this.#handAudit();
+    this.projector.appliedElsewhere(events, "audit_view");
+    this.#seen = this.projector.position;
+    this.#notify(events);
   }
 
   #applyNow(events: readonly RecordedEvent[]): void {

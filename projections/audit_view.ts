@@ -209,15 +209,22 @@ function entryRow(db: DatabaseSync, event: RecordedEvent): (AuditRow & { time_ut
   };
 }
 
-function applyEntry(db: DatabaseSync, event: RecordedEvent): void {
+/** The insert of one entry, its values in the order of {@linkcode entryValues}. */
+export const INSERT_ENTRY =
+  `INSERT INTO audit_entries (position, hash, time, time_utc, person_id, actor, actor_kind,
+       key_id, key_name, masked_key, end_user, action, details, type, stream)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+
+/**
+ * The values {@linkcode INSERT_ENTRY} stores for an event's entry, or null for
+ * an event that is nobody's. For an `McpCalled` event they are made from the
+ * event alone (`db` is not read), so another thread can store them
+ * (`audit_calls_thread.ts`).
+ */
+export function entryValues(db: DatabaseSync, event: RecordedEvent): SQLInputValue[] | null {
   const row = entryRow(db, event);
-  if (row === null) return;
-  statement(
-    db,
-    `INSERT INTO audit_entries (position, hash, time, time_utc, person_id, actor, actor_kind, key_id, key_name,
-       masked_key, end_user, action, details, type, stream)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  ).run(
+  if (row === null) return null;
+  return [
     row.position,
     row.hash,
     row.time,
@@ -233,7 +240,12 @@ function applyEntry(db: DatabaseSync, event: RecordedEvent): void {
     row.details,
     row.type,
     row.stream,
-  );
+  ];
+}
+
+function applyEntry(db: DatabaseSync, event: RecordedEvent): void {
+  const values = entryValues(db, event);
+  if (values !== null) statement(db, INSERT_ENTRY).run(...values);
 }
 
 /** The audit view projection, MCP calls included (the embedded log's). */

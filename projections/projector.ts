@@ -251,6 +251,38 @@ export class Projector {
     for (const name of changed) noteApplied(this.db, name);
   }
 
+  /** The name of the one projection that handles events of `type`, or null when none or several do. */
+  soleHandler(type: string): string | null {
+    const handlers = this.#projections.filter((projection) => this.#handles(projection).has(type));
+    return handlers.length === 1 ? handlers[0]!.name : null;
+  }
+
+  /**
+   * Records a batch of consecutive events that only `projection` handles as
+   * applied: its rows and its checkpoint were committed through another
+   * connection (the audit view's MCP calls, `audit_calls_thread.ts`), in one
+   * transaction that skipped what its stored checkpoint already held. The
+   * other projections move on as over any batch that gives them no rows
+   * (see {@linkcode Projector.applyBatch}).
+   */
+  appliedElsewhere(events: readonly RecordedEvent[], projection: string): void {
+    if (events.length === 0) return;
+    const last = events[events.length - 1]!.position;
+    let lagging = false;
+    for (const each of this.#projections) {
+      const name = each.name;
+      if ((this.#checkpoints.get(name) ?? 0) < last) this.#checkpoints.set(name, last);
+      if (name === projection) this.#stored.set(name, Math.max(last, this.#stored.get(name) ?? 0));
+      else if (last - (this.#stored.get(name) ?? 0) >= HOLD_CHECKPOINTS_FOR) lagging = true;
+    }
+    if (lagging) {
+      try {
+        this.#writeCheckpoints(false);
+      } catch { /* held, as in applyBatch */ }
+    }
+    noteApplied(this.db, projection);
+  }
+
   /**
    * Whether some projection handles an event of the batch past its checkpoint
    * (as this process knows it: another process sharing the file can only have

@@ -14,6 +14,7 @@ import { openPostgresStore, type PostgresEventStore } from "../events/postgres/s
 import type { RecordedEvent, SergoEvent } from "../events/types.ts";
 import { projectionsFor } from "../projections/all.ts";
 import { openProjector, type Projector, type ProjectorOptions } from "../projections/projector.ts";
+import { type AuditCallsOutcome, AuditCallsThread } from "../projections/audit_calls_thread.ts";
 import { type Blobs, BlobStore } from "./blob_store.ts";
 import { openPostgresBlobStore, type PostgresBlobStore } from "./postgres_blob_store.ts";
 
@@ -98,6 +99,8 @@ export async function openApp(dataDir: string, options: AppOptions = {}): Promis
     );
   }
   const app = new SergoApp(dataDir, store, projector, blobs, options.now ?? (() => new Date()));
+  // A server (its log's commits on the writer thread) stores its calls' audit entries on a thread too.
+  if (options.writer === "thread" && !options.databaseUrl) app.storeAuditCallsOnThread(paths.projections);
   app.catchUp();
   return app;
 }
@@ -126,6 +129,8 @@ export class SergoApp {
   /** Audit entries committed here and not applied yet (see {@linkcode SergoApp.settle}). */
   #pendingAudit: RecordedEvent[] = [];
   #auditTimer: ReturnType<typeof setTimeout> | null = null;
+  /** Where audit entries of MCP calls are stored, when not on the event loop (see {@linkcode SergoApp.settle}). */
+  #auditThread: AuditCallsThread | null = null;
 
   /** Wraps an opened store and projector; prefer {@linkcode openApp}. */
   constructor(
@@ -139,6 +144,20 @@ export class SergoApp {
     // Own appends are applied before the appender's promise continues (read-your-writes),
     // except MCP calls' audit entries, applied once the calls are answered (see settle()).
     this.#unsubscribe = store.subscribe((events) => this.#applyCommitted(events));
+  }
+
+  /**
+   * Stores the audit view's entries of MCP calls on a thread of its own
+   * (`projections/audit_calls_thread.ts`) rather than on the event loop, where
+   * only the audit view handles them.
+   */
+  storeAuditCallsOnThread(projectionsPath: string): void {
+    if (this.#auditThread !== null || this.projector.soleHandler("McpCalled") !== "audit_view") return;
+    this.#auditThread = new AuditCallsThread(
+      projectionsPath,
+      this.projector,
+      (events, outcome) => this.#auditStored(events, outcome),
+    );
   }
 
   /** The projections database, for queries. */
@@ -187,7 +206,8 @@ export class SergoApp {
       this.#pendingAudit.push(...events);
       this.#auditTimer ??= setTimeout(() => {
         this.#auditTimer = null;
-        this.settle();
+        if (this.#auditThread === null) this.settle();
+        else this.#handAudit();
       }, AUDIT_SETTLE_MS);
       return;
     }
@@ -209,10 +229,51 @@ export class SergoApp {
    * catch-up from the log.
    */
   settle(): void {
+    if (this.#auditThread !== null) {
+      this.#handAudit();
+      // Waits for the thread (a batch takes about a millisecond): what was answered is in the view after this.
+      this.#auditThread.finish();
+      return;
+    }
     if (this.#pendingAudit.length === 0) return;
     const events = this.#pendingAudit;
     this.#pendingAudit = [];
     this.#applyNow(events);
+  }
+
+  /**
+   * Hands the pending audit entries to the audit view's thread when they
+   * follow what the projections applied and what the thread holds; else
+   * (another process wrote in between, or the thread failed) the thread
+   * finishes and they are applied here, as without it.
+   */
+  #handAudit(): void {
+    const thread = this.#auditThread!;
+    if (this.#pendingAudit.length === 0) return;
+    const events = this.#pendingAudit;
+    this.#pendingAudit = [];
+    const position = this.projector.position;
+    const follows = thread.lastPosted ?? position;
+    if (
+      !thread.failed && !this.projector.failure && this.#seen === position &&
+      events[0]!.position === follows + 1
+    ) {
+      thread.post(events);
+      return;
+    }
+    thread.finish();
+    this.#applyNow(events);
+  }
+
+  /** A batch the audit view's thread is done with: recorded as applied, or applied here if it was not. */
+  #auditStored(events: readonly RecordedEvent[], outcome: AuditCallsOutcome): void {
+    if (outcome === "not applied") {
+      this.#applyNow(events);
+      return;
+    }
+    this.projector.appliedElsewhere(events, "audit_view");
+    this.#seen = this.projector.position;
+    this.#notify(events);
   }
 
   #applyNow(events: readonly RecordedEvent[]): void {
@@ -283,6 +344,7 @@ export class SergoApp {
     this.#auditTimer = null;
     this.settle();
     this.#unsubscribe();
+    await this.#auditThread?.close();
     await this.store.close();
     await closeBlobs(this.blobs);
     this.projector.close();

@@ -5,7 +5,9 @@
  * (`projections/changes.ts`). Every look-up checks whether this process
  * applied a change to them; requests also check, at most once a
  * millisecond, whether another process (a CLI command sharing the
- * projections file) did. Either empties the cache, so a key deleted, rolled,
+ * projections file) did: SQLite's `data_version` moved and, with it, the
+ * stored checkpoints of the catalogue or the key scopes (the audit view's
+ * thread commits many times a second and moves neither). Either empties the cache, so a key deleted, rolled,
  * renamed or given other folders, a folder renamed or moved, or a document
  * added shows on the next call as it would without the cache. Expiry is
  * checked on every call. Credentials are cached by their sha256, never by
@@ -14,7 +16,7 @@
  * @module
  */
 import type { DatabaseSync } from "node:sqlite";
-import { appliedCount, dataVersion } from "../../projections/changes.ts";
+import { appliedCount, checkpointsStamp, dataVersion } from "../../projections/changes.ts";
 import {
   type AgentKey,
   type Credential,
@@ -39,6 +41,8 @@ export class ReadCache implements KeyLookup {
   readonly #db: DatabaseSync;
   #applied = -1;
   #dataVersion = -1;
+  /** The sources' stored checkpoints when the cache was last emptied for another connection's commit. */
+  #stamp: string | null = null;
   #checkedAt = -Infinity;
   readonly #credentials = new Map<string, Credential>();
   readonly #keys = new Map<string, AgentKey>();
@@ -62,6 +66,11 @@ export class ReadCache implements KeyLookup {
     const version = dataVersion(this.#db);
     if (version === this.#dataVersion) return;
     this.#dataVersion = version;
+    // Another connection committed: a server's audit view thread many times a second, rarely a CLI command.
+    // Only one that changed the sources' rows moved their checkpoints.
+    const stamp = checkpointsStamp(this.#db, SOURCES);
+    if (stamp === this.#stamp) return;
+    this.#stamp = stamp;
     this.#clear();
   }
 

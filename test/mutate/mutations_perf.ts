@@ -3,7 +3,8 @@
  * `tools/list` answered without the SDK, a body of a declared length read
  * whole under its deadline, the declared-image-size guard's fast scan, and
  * JPEGs decoded natively for page views, and the document kept open between
- * pages of one file.
+ * pages of one file; the audit view's own thread and the read cache that ignores
+ * its commits (h-audit3).
  *
  * @module
  */
@@ -90,5 +91,19 @@ export const MUTATIONS_PERF: Mutation[] = [
     from: "if (holders === 0 && !settled) reading?.abort();",
     to: "if (holders < 0 && !settled) reading?.abort();",
     tests: ["test/search/dictionaries_stop_test.ts"],
+  },
+  {
+    name: "audit view's thread: a read through the app does not wait for the entries handed to it",
+    file: "src/app.ts",
+    from: "this.#auditThread.finish();",
+    to: "// not waited for",
+    tests: ["test/mcp/audit_settle_test.ts"],
+  },
+  {
+    name: "read cache: another process's commit never empties it (the stamp taken as unchanged)",
+    file: "src/mcp/read_cache.ts",
+    from: "if (stamp === this.#stamp) return;",
+    to: "return;",
+    tests: ["test/mcp/read_cache_test.ts"],
   },
 ];

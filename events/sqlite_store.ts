@@ -22,6 +22,7 @@ import {
   type EventStore,
   type LogHead,
   StoredEventError,
+  type TellSpan,
 } from "./store.ts";
 import { isEventType, type RecordedEvent, type SergoEvent, validateEvent } from "./types.ts";
 import { EVENT_SCHEMAS } from "./types.ts";
@@ -357,7 +358,8 @@ export class SqliteEventStore implements EventStore {
     return verifyRows(statement.iterate() as Iterable<StoredRow>);
   }
 
-  subscribe(listener: (events: RecordedEvent[]) => void): () => void {
+  /** Calls `listener` with every batch this process appends (consecutive events: no span). */
+  subscribe(listener: (events: RecordedEvent[], span?: TellSpan) => void): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
   }

@@ -58,18 +58,43 @@ export interface LogHead {
   hash: string;
 }
 
+/** The positions a telling of events covers (see {@linkcode EventStore.subscribe}). */
+export interface TellSpan {
+  after: number;
+  through: number;
+}
+
 /** The event log. */
 export interface EventStore {
   /** Appends events to one stream as one transaction; resolves once they are durable. */
   append(stream: string, events: SergoEvent[], options?: AppendOptions): Promise<AppendResult>;
-  /** Reads up to `limit` events after `position`, in order. */
+  /**
+   * Reads up to `limit` events after `position`, in order (on the shared
+   * log, without the MCP calls this process's copy leaves out until
+   * {@linkcode EventStore.complete} fetched them).
+   */
   readFrom(position: number, limit?: number): RecordedEvent[];
   /** Reads one stream's events in order. */
   readStream(stream: string): RecordedEvent[];
   /** The head of the log. */
   head(): LogHead;
-  /** Calls `listener` with every batch of events this process appends, after they are durable. */
-  subscribe(listener: (events: RecordedEvent[]) => void): () => void;
+  /**
+   * Calls `listener` with every batch of events this process appends (the
+   * shared log's store: every batch that reaches its copy), after they are
+   * durable. `span` is the positions the telling covers, `after` the one
+   * before its first and `through` its last: a position in it without an
+   * event is an MCP call this process's copy leaves out (the shared log's
+   * copy keeps no other writer's call: see events/postgres/local_copy.ts),
+   * which no projection takes. Without `span`, the events are consecutive.
+   */
+  subscribe(listener: (events: RecordedEvent[], span?: TellSpan) => void): () => void;
+  /**
+   * Makes every event up to `upTo` (default: the head) readable from this
+   * process: the shared log's copy fetches the MCP calls it left out from the
+   * database. Readers that need every event (the audit export) call it
+   * first; a store whose reads are complete has no such method.
+   */
+  complete?(upTo?: number): Promise<void>;
   /** Finishes pending appends and closes the store. */
   close(): Promise<void>;
 }

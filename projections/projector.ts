@@ -161,6 +161,9 @@ export class Projector {
       applied += events.length;
       this.#options.onProgress?.(this.position, Math.max(head, this.position));
     }
+    // The head was read before the events: what lies between the last of them and it, the store left out
+    // (MCP calls the shared log's copy does not keep; see applyBatch).
+    if (head > this.position) this.applyBatch([], head);
     // A store grows while it serves: its cache grows with it, not only at the next start. Every audited
     // call is an event caught up on its own, so the file's size is read again only every few thousand.
     this.#sinceSized += applied;
@@ -187,10 +190,16 @@ export class Projector {
    * checkpoint lags only over events its projection does not handle, and the
    * projector calls `apply` only for handled types, so re-reading them from
    * the stored checkpoint applies nothing twice and skips nothing.
+   *
+   * `through` (at or past the last event) moves the checkpoints over
+   * positions after the events that the store left out: MCP calls the shared
+   * log's copy does not keep (see `EventStore.subscribe`), which no
+   * projection on it takes; a projection that takes them refuses it.
    */
-  applyBatch(events: readonly RecordedEvent[]): void {
-    if (events.length === 0) return;
-    const last = events[events.length - 1]!.position;
+  applyBatch(events: readonly RecordedEvent[], through = 0): void {
+    const last = Math.max(events[events.length - 1]?.position ?? 0, through);
+    if (events.length === 0 && last <= this.position) return;
+    if (last > (events[events.length - 1]?.position ?? 0)) this.#passesOverCalls();
     if (!this.#givesRows(events, last)) {
       let lagging = false;
       for (const projection of this.#projections) {
@@ -288,6 +297,14 @@ export class Projector {
    * (as this process knows it: another process sharing the file can only have
    * moved checkpoints further, so a batch that gives no rows here gives none).
    */
+  /** Refuses to pass over left-out MCP calls when a projection takes them. */
+  #passesOverCalls(): void {
+    const taker = this.#projections.find((projection) => this.#handles(projection).has("McpCalled"));
+    if (taker) {
+      throw new Error(`Cannot pass over MCP calls the log left out: the ${taker.name} projection takes them`);
+    }
+  }
+
   #givesRows(events: readonly RecordedEvent[], last: number): boolean {
     for (const projection of this.#projections) {
       const from = this.#checkpoints.get(projection.name) ?? 0;

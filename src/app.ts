@@ -7,7 +7,7 @@
  */
 import { join } from "node:path";
 import type { DatabaseSync } from "node:sqlite";
-import type { AppendOptions, AppendResult, LogHead } from "../events/store.ts";
+import type { AppendOptions, AppendResult, LogHead, TellSpan } from "../events/store.ts";
 import { openSqliteStore, type SqliteEventStore } from "../events/sqlite_store.ts";
 import type { AuditCalls } from "../events/postgres/audit_calls.ts";
 import { openPostgresStore, type PostgresEventStore } from "../events/postgres/store.ts";
@@ -126,8 +126,9 @@ export class SergoApp {
   #unsubscribe: () => void;
   #listeners = new Set<(events: readonly RecordedEvent[]) => void>();
   #seen: number;
-  /** Audit entries committed here and not applied yet (see {@linkcode SergoApp.settle}). */
+  /** Audit entries committed here and not applied yet (see {@linkcode SergoApp.settle}), and the span they cover. */
   #pendingAudit: RecordedEvent[] = [];
+  #pendingSpan: TellSpan | null = null;
   #auditTimer: ReturnType<typeof setTimeout> | null = null;
   /** Where audit entries of MCP calls are stored, when not on the event loop (see {@linkcode SergoApp.settle}). */
   #auditThread: AuditCallsThread | null = null;
@@ -143,7 +144,7 @@ export class SergoApp {
     this.#seen = projector.position;
     // Own appends are applied before the appender's promise continues (read-your-writes),
     // except MCP calls' audit entries, applied once the calls are answered (see settle()).
-    this.#unsubscribe = store.subscribe((events) => this.#applyCommitted(events));
+    this.#unsubscribe = store.subscribe((events, span) => this.#applyCommitted(events, span));
   }
 
   /**
@@ -191,7 +192,10 @@ export class SergoApp {
     if (reached > this.#seen) {
       const from = this.#seen;
       this.#seen = reached;
-      if (this.#listeners.size > 0) this.#notify(this.store.readFrom(from, reached - from));
+      // At most reached - from events lie there (fewer when the store left MCP calls out: see EventStore.subscribe).
+      if (this.#listeners.size > 0) {
+        this.#notify(this.store.readFrom(from, reached - from).filter((event) => event.position <= reached));
+      }
     }
     return applied;
   }
@@ -201,9 +205,15 @@ export class SergoApp {
    * they follow the projections' position, instead of reading them back from
    * the log; anything else (another process wrote in between) catches up.
    */
-  #applyCommitted(events: readonly RecordedEvent[]): void {
+  #applyCommitted(events: readonly RecordedEvent[], told?: TellSpan): void {
+    const first = events[0], last = events[events.length - 1];
+    const span = told ?? (first && last ? { after: first.position - 1, through: last.position } : null);
+    if (span === null) return;
     if (events.every((event) => event.type === "McpCalled")) {
+      // Spans applied together must follow each other.
+      if (this.#pendingSpan !== null && this.#pendingSpan.through !== span.after) this.settle();
       this.#pendingAudit.push(...events);
+      this.#pendingSpan = { after: this.#pendingSpan?.after ?? span.after, through: span.through };
       this.#auditTimer ??= setTimeout(() => {
         this.#auditTimer = null;
         if (this.#auditThread === null) this.settle();
@@ -212,7 +222,7 @@ export class SergoApp {
       return;
     }
     this.settle();
-    this.#applyNow(events);
+    this.#applyNow(events, span);
   }
 
   /**
@@ -235,10 +245,12 @@ export class SergoApp {
       this.#auditThread.finish();
       return;
     }
-    if (this.#pendingAudit.length === 0) return;
+    const span = this.#pendingSpan;
+    if (span === null) return;
     const events = this.#pendingAudit;
     this.#pendingAudit = [];
-    this.#applyNow(events);
+    this.#pendingSpan = null;
+    this.#applyNow(events, span);
   }
 
   /**
@@ -249,26 +261,30 @@ export class SergoApp {
    */
   #handAudit(): void {
     const thread = this.#auditThread!;
-    if (this.#pendingAudit.length === 0) return;
+    const span = this.#pendingSpan;
+    if (span === null) return;
     const events = this.#pendingAudit;
     this.#pendingAudit = [];
+    this.#pendingSpan = null;
     const position = this.projector.position;
     const follows = thread.lastPosted ?? position;
+    // The thread takes a run of calls with no position left out (a SQLite log leaves none out).
+    const whole = events.length === span.through - span.after;
     if (
-      !thread.failed && !this.projector.failure && this.#seen === position &&
-      events[0]!.position === follows + 1
+      whole && !thread.failed && !this.projector.failure && this.#seen === position &&
+      span.after === follows && events[0]!.position === follows + 1
     ) {
       thread.post(events);
       return;
     }
     thread.finish();
-    this.#applyNow(events);
+    this.#applyNow(events, span);
   }
 
   /** A batch the audit view's thread is done with: recorded as applied, or applied here if it was not. */
   #auditStored(events: readonly RecordedEvent[], outcome: AuditCallsOutcome): void {
     if (outcome === "not applied") {
-      this.#applyNow(events);
+      this.#applyNow(events, { after: events[0]!.position - 1, through: events[events.length - 1]!.position });
       return;
     }
     this.projector.appliedElsewhere(events, "audit_view");
@@ -276,21 +292,21 @@ export class SergoApp {
     this.#notify(events);
   }
 
-  #applyNow(events: readonly RecordedEvent[]): void {
-    const first = events[0];
+  /** Applies events that cover `span` (positions in it without an event are calls the store left out). */
+  #applyNow(events: readonly RecordedEvent[], span: TellSpan): void {
     const position = this.projector.position;
-    if (!first || this.projector.failure || first.position !== position + 1 || this.#seen !== position) {
+    if (this.projector.failure || span.after !== position || this.#seen !== position) {
       this.catchUp();
       return;
     }
     try {
-      this.projector.applyBatch(events);
+      this.projector.applyBatch(events, span.through);
     } catch (error) {
       console.error("Applying new events failed:", error);
       return;
     }
     this.#seen = this.projector.position;
-    this.#notify(events);
+    if (events.length > 0) this.#notify(events);
   }
 
   #notify(events: readonly RecordedEvent[]): void {

@@ -27,7 +27,7 @@ export type Sql = postgres.Sql<Record<string, never>>;
 export const CHANNEL = "sergo_events";
 
 /** Most rows a group commit's answer carries; a replica further behind pulls them. */
-const CARRIED_ROWS = 500;
+export const CARRIED_ROWS = 500;
 
 /**
  * One group commit in one statement (one round trip): lock the chain head,
@@ -55,7 +55,9 @@ const CARRIED_ROWS = 500;
  * the batch's appends go to it (a busy key's audit entries all do).
  *
  * With `known` (the caller's copy's head), the answer also carries the rows
- * other writers committed between that head and this commit's own (`rows`:
+ * other writers committed between that head and this commit's own, but for
+ * their MCP calls, which no replica copies (local_copy.ts), and the position
+ * they follow (`seen`) (`rows`:
  * `[position, stream, stream_version, type, schema_version, data, metadata,
  * prev_hash, hash]` each, at most {@linkcode CARRIED_ROWS}), read under the
  * head's lock, so a busy replica follows the others without a pull of its
@@ -105,9 +107,11 @@ BEGIN
   -- it carried, count as had (the next commit on a connection is sent before the answer of the one before).
   seen := greatest(known, nullif(current_setting('sergo.seen', true), '')::bigint);
   IF seen IS NOT NULL AND seen < from_position THEN
-    SELECT json_agg(json_build_array(e.position, e.stream, e.stream_version, e.type, e.schema_version, e.data,
-                                     e.metadata, e.prev_hash, e.hash) ORDER BY e.position) INTO carried
-    FROM (SELECT * FROM sergo_events WHERE position > seen AND position <= from_position
+    -- An empty list, not null, when every row between is a call: the caller then knows there is nothing to copy.
+    SELECT coalesce(json_agg(json_build_array(e.position, e.stream, e.stream_version, e.type, e.schema_version,
+                                              e.data, e.metadata, e.prev_hash, e.hash) ORDER BY e.position),
+                    '[]'::json) INTO carried
+    FROM (SELECT * FROM sergo_events WHERE position > seen AND position <= from_position AND type <> 'McpCalled'
           ORDER BY position LIMIT ${CARRIED_ROWS}) e;
   END IF;
   FOR bucket_key, take IN
@@ -191,7 +195,7 @@ BEGIN
     PERFORM set_config('sergo.seen', pos::text, false);
   END IF;
   RETURN json_build_object('from', from_position, 'from_hash', from_hash, 'head', pos, 'hash', prev,
-                           'results', results, 'rows', carried);
+                           'results', results, 'rows', carried, 'seen', seen);
 END
 $fn$;
 CREATE OR REPLACE FUNCTION sergo_group_commit(items jsonb, writer text) RETURNS jsonb LANGUAGE sql AS $fn$
@@ -261,8 +265,14 @@ export interface AppendAnswer {
     | { conflict: true; actual: number | null }
     | { refused: true; wait: number; tokens: number }
   )[];
-  /** Other writers' rows after the head the statement was told this copy has, up to `from` (or the first of them). */
+  /**
+   * Other writers' rows after `seen` up to `from` (or the first
+   * {@linkcode CARRIED_ROWS} of them), but for their MCP calls: a replica's
+   * copy keeps no other writer's call (local_copy.ts).
+   */
   rows: CarriedRow[] | null;
+  /** The position the rows follow: the head the statement was told this copy has, or its session's last commit's. */
+  seen?: number | string | null;
 }
 
 /** A row as `sergo_group_commit` carries it: the columns of `sergo_events` in {@linkcode EVENT_COLUMNS}' order. */

@@ -25,7 +25,8 @@
  * after each own commit, on `LISTEN sergo_events` notifications from other
  * replicas, and by a poll as a fallback. Reads never cross the network;
  * subscribers are told about every event as it reaches the copy, whoever
- * wrote it, so each replica's projections follow the shared log. PostgreSQL
+ * wrote it, so each replica's projections follow the shared log (but for
+ * other replicas' MCP calls, which the copy leaves out: local_copy.ts). PostgreSQL
  * stays the authority: concurrency checks run there, and an append against
  * a stale copy fails with {@linkcode ConcurrencyError} as it should.
  *
@@ -51,6 +52,7 @@ import {
   type EventStore,
   type LogHead,
   RateRefusedError,
+  type TellSpan,
 } from "../store.ts";
 import { type RecordedEvent, type SergoEvent, validateEvent } from "../types.ts";
 import { AuditCalls } from "./audit_calls.ts";
@@ -383,10 +385,17 @@ export class PostgresEventStore implements EventStore {
     const own = ownRecords(batch, answer);
     let written = false;
     try {
-      written = await this.#copy.afterCommit(own, { from: Number(answer.from), carried: answer.rows });
+      written = await this.#copy.afterCommit(own, {
+        from: Number(answer.from),
+        fromHash: answer.from_hash,
+        seen: answer.seen === null || answer.seen === undefined ? null : Number(answer.seen),
+        carried: answer.rows,
+      });
     } catch (error) {
       console.error("Cannot bring the local copy of the log up to date:", error);
     }
+    // Rows pulled instead of put in from memory leave calls out of the copy: fetched for the answers.
+    if (!written) await this.#copy.complete(Number(answer.head)).catch(() => {});
     batch.forEach(({ item }, i) => {
       const outcome = answer.results[i]!;
       if ("conflict" in outcome) {
@@ -424,6 +433,11 @@ export class PostgresEventStore implements EventStore {
     // between, is one round trip.
     try {
       await this.sync();
+      let last = 0;
+      outcomes.forEach((outcome, i) => {
+        if (outcome.ok) last = Math.max(last, outcome.first + batch[i]!.events.length - 1);
+      });
+      if (last > 0) await this.#copy.complete(last);
     } catch (error) {
       console.error("Cannot bring the local copy of the log up to date:", error);
     }
@@ -436,6 +450,15 @@ export class PostgresEventStore implements EventStore {
       const events = this.readFrom(outcome.first - 1, item.events.length);
       item.resolve({ events, streamVersion: outcome.streamVersion });
     });
+  }
+
+  /**
+   * Makes every event up to `upTo` (default: the head) readable from the
+   * copy: the MCP calls it left out are fetched from the database (see
+   * events/postgres/local_copy.ts). The audit export calls it first.
+   */
+  complete(upTo?: number): Promise<void> {
+    return this.#copy.complete(upTo);
   }
 
   /** Pulls what other writers announced during own group commits, if those did not carry it. */
@@ -550,7 +573,7 @@ export class PostgresEventStore implements EventStore {
     return verifyRowsAsync(rows());
   }
 
-  subscribe(listener: (events: RecordedEvent[]) => void): () => void {
+  subscribe(listener: (events: RecordedEvent[], span?: TellSpan) => void): () => void {
     return this.#copy.subscribe(listener);
   }
 

@@ -83,6 +83,9 @@ const PAGE = 1000;
 export async function exportAudit(options: ExportOptions): Promise<Manifest> {
   if (!options.eventsDbPath && !options.store) throw new Error("Cannot export: give eventsDbPath or store");
   const key = await ensureSigningKey(options.dataDir);
+  // The shared log's copy leaves other replicas' MCP calls out; the export reads every event's hash and its
+  // records' rows, so they are fetched from the database first (events/postgres/local_copy.ts).
+  if (!options.eventsDbPath) await options.store!.complete?.();
   const source: LogSource = options.eventsDbPath
     ? sqliteLogSource(options.eventsDbPath)
     : storeLogSource(options.store!);

@@ -93,16 +93,26 @@ export const MUTATIONS_MUTANTS: Mutation[] = [
     // lease's own sync is a second guard: the bug is both gone.
     also: [{
       file: "events/postgres/local_copy.ts",
-      from: "      if (local.position < before) {",
-      to: "      if (own.length > 0 && local.position < before) {",
+      from: "      if (local.position < before.position) {",
+      to: "      if (own.length > 0 && local.position < before.position) {",
+    }, {
+      file: "events/postgres/local_copy.ts",
+      from: "        reached.position === before.position && reached.hash === before.hash &&",
+      to: "        (!first || (reached.position === before.position && reached.hash === before.hash)) &&",
     }],
     tests: [LEASE_SYNC],
   },
   {
     name: "PostgreSQL store: a refused append leaves the copy behind the write that refused it",
     file: "events/postgres/local_copy.ts",
-    from: "      if (local.position < before) {",
-    to: "      if (own.length > 0 && local.position < before) {",
+    from: "      if (local.position < before.position) {",
+    to: "      if (own.length > 0 && local.position < before.position) {",
+    // Also taken as done when nothing was written (the copy's own check would pull it up otherwise).
+    also: [{
+      file: "events/postgres/local_copy.ts",
+      from: "        reached.position === before.position && reached.hash === before.hash &&",
+      to: "        (!first || (reached.position === before.position && reached.hash === before.hash)) &&",
+    }],
     tests: ["test/events/postgres/conflict_copy_test.ts"],
   },
   {
@@ -280,8 +290,8 @@ export const MUTATIONS_MUTANTS: Mutation[] = [
   {
     name: "postgres: a replica's pulls of 1,000 events taken for the last one",
     file: "events/postgres/local_copy.ts",
-    from: "LIMIT ${check ? 2001 : 2000}`;",
-    to: "LIMIT ${check ? 2001 : 1000}`;",
+    from: "ORDER BY position LIMIT ${check ? 2001 : 2000}) e ON true",
+    to: "ORDER BY position LIMIT ${check ? 2001 : 1000}) e ON true",
     tests: [PG_CATCH_UP],
   },
 

@@ -115,10 +115,17 @@ export const MUTATIONS_REPLICA: Mutation[] = [
     tests: [AUDIT_CALLS_VIEW],
   },
   {
-    name: "following: another replica's call told with its data as its metadata",
+    name: "following: a group commit's answer cut at its limit taken as if the rows it left out were calls",
     file: "events/postgres/local_copy.ts",
-    from: "return parse().metadata;",
-    to: "return parse().data;",
+    from: " || carried.length >= CARRIED_ROWS) return null;",
+    to: ") return null;",
     tests: [FOLLOW],
+  },
+  {
+    name: "projector: checkpoints moved over calls the store left out although a projection takes them",
+    file: "projections/projector.ts",
+    from: "    if (taker) {",
+    to: "    if (taker && !taker) {",
+    tests: ["test/projections/projector_checkpoints_test.ts"],
   },
 ];

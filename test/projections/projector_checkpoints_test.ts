@@ -158,3 +158,33 @@ Deno.test("crash safety: killed at any batch, held checkpoints recover exactly, 
   assertExact(projector.db, events, events.length);
   projector.close();
 });
+
+Deno.test("calls the store left out are passed over by the span, and refused when a projection takes them", async () => {
+  await using dir = await tempDir();
+  const event = (type: EventType, position: number) =>
+    ({ type, position, stream: "s", data: {}, metadata: {} }) as unknown as RecordedEvent;
+  const projector = openProjector(join(dir.path, "projections.db"), PROJECTIONS);
+  try {
+    // Positions 2-9 and 11-15 are calls the shared log's copy left out (events/postgres/local_copy.ts).
+    projector.applyBatch([event("PersonAdded", 1)], 9);
+    assert.equal(projector.position, 9);
+    projector.applyBatch([event("FolderCreated", 10)], 15);
+    assert.equal(projector.position, 15);
+    projector.applyBatch([], 20);
+    assert.equal(projector.position, 20);
+    assert.deepEqual(rows(projector.db, "people"), [1]);
+    assert.deepEqual(rows(projector.db, "folders"), [10]);
+  } finally {
+    projector.close();
+  }
+  const taking = openProjector(join(dir.path, "taking.db"), [positions("calls", "McpCalled")]);
+  try {
+    assert.throws(() => taking.applyBatch([], 5), /the calls projection takes them/);
+    assert.throws(() => taking.applyBatch([event("McpCalled", 1)], 5), /the calls projection takes them/);
+    assert.equal(taking.position, 0);
+    taking.applyBatch([event("McpCalled", 1)]);
+    assert.equal(taking.position, 1);
+  } finally {
+    taking.close();
+  }
+});

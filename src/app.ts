@@ -284,7 +284,10 @@ export class SergoApp {
   /** A batch the audit view's thread is done with: recorded as applied, or applied here if it was not. */
   #auditStored(events: readonly RecordedEvent[], outcome: AuditCallsOutcome): void {
     if (outcome === "not applied") {
-      this.#applyNow(events, { after: events[0]!.position - 1, through: events[events.length - 1]!.position });
+      this.#applyNow(events, {
+        after: events[0]!.position - 1,
+        through: events[events.length - 1]!.position,
+      });
       return;
     }
     this.projector.appliedElsewhere(events, "audit_view");

@@ -27,7 +27,6 @@
  *
  * @module
  */
-import { createHash } from "node:crypto";
 import type { DatabaseSync, SQLInputValue } from "node:sqlite";
 import type { EventType, RecordedEvent } from "../events/types.ts";
 import type { Projection } from "./projection.ts";
@@ -205,7 +204,7 @@ export function createSearchIndexProjection(analysis: AnalysisOptions): Projecti
     handles: HANDLES,
     tables: ["search_documents", "search_passages", "search_vocab", "search_fts_sizes"],
     init(db: DatabaseSync): void {
-      const version = rememberedAnalysisVersion(db, analysis);
+      const version = analysisVersion(analysis);
       dropOlderIndex(db, version);
       db.exec(SCHEMA);
       if (!db.prepare("SELECT 1 FROM search_analysis WHERE id = 1").get()) {
@@ -237,70 +236,6 @@ export function analysisVersion(analysis: AnalysisOptions = DEFAULT_ANALYSIS): s
   return `${SCHEMA_VERSION} ${hash.toString(16).padStart(8, "0")} ${
     JSON.stringify(Object.fromEntries(options))
   }`;
-}
-
-/**
- * {@linkcode analysisVersion}, remembered in the projections file under a key of the code it is computed
- * from (see {@linkcode analysisCodeKey}): computing it splits the German sample's compounds, which reads
- * and stems the German word list (`compounds.ts`), 270 CPU ms of a server's 650 at start, where nothing
- * else needs it yet (the first German page indexed or German question reads it then, as the Dutch list
- * always was). With the same code it is the same; code that differs in any byte computes it again.
- */
-function rememberedAnalysisVersion(db: DatabaseSync, analysis: AnalysisOptions): string {
-  const key = analysisCodeKey(analysis);
-  if (key === null) return analysisVersion(analysis);
-  db.exec(
-    "CREATE TABLE IF NOT EXISTS search_analysis_versions (code TEXT PRIMARY KEY, version TEXT NOT NULL) WITHOUT ROWID",
-  );
-  const row = db.prepare("SELECT version FROM search_analysis_versions WHERE code = ?").get(key) as
-    | { version: string }
-    | undefined;
-  if (row) return row.version;
-  const version = analysisVersion(analysis);
-  db.prepare("DELETE FROM search_analysis_versions").run();
-  db.prepare("INSERT INTO search_analysis_versions (code, version) VALUES (?, ?)").run(key, version);
-  return version;
-}
-
-/** Where the analysis's code starts: `analyze` and every module it imports are read from here. */
-const ANALYSIS_MODULE = new URL("../src/analysis/analysis.ts", import.meta.url);
-
-/**
- * A sha256 of everything {@linkcode analysisVersion} depends on: this file's text (the samples, the
- * layout's version), the text of the analysis module and of every local module it imports (followed
- * through their imports), the packages they name as resolved here (their versions: the stemmers, the
- * word lists), Deno's version (its Unicode tables fold and normalise), and the options. Null where a
- * module cannot be read as a file: then the version is computed every time.
- */
-function analysisCodeKey(analysis: AnalysisOptions): string | null {
-  const hash = createHash("sha256");
-  const seen = new Set<string>();
-  const visit = (url: URL, follow: boolean): void => {
-    if (seen.has(url.href)) return;
-    seen.add(url.href);
-    const text = Deno.readTextFileSync(url);
-    hash.update(`\u0000${text}`);
-    if (!follow) return;
-    // Import and export statements (`from "…"` ending a line that starts them or closes their braces),
-    // imports for their effects, dynamic imports and `import.meta.resolve`.
-    const named =
-      /^(?:import|export|\})[^"'\n]*\bfrom\s*["']([^"']+)["']|^import\s*["']([^"']+)["']|\bimport(?:\.meta\.resolve)?\(\s*["']([^"']+)["']\s*\)/gm;
-    for (const match of text.matchAll(named)) {
-      const specifier = match[1] ?? match[2] ?? match[3]!;
-      if (specifier.startsWith(".")) visit(new URL(specifier, url), true);
-      else hash.update(`\u0000${import.meta.resolve(specifier)}`);
-    }
-  };
-  try {
-    if (new URL(import.meta.url).protocol !== "file:") return null;
-    visit(new URL(import.meta.url), false);
-    visit(ANALYSIS_MODULE, true);
-  } catch {
-    return null;
-  }
-  const options = Object.entries(analysis).sort(([a], [b]) => (a < b ? -1 : 1));
-  hash.update(`\u0000${Deno.version.deno}\u0000${JSON.stringify(options)}`);
-  return hash.digest("hex");
 }
 
 /**

@@ -464,46 +464,6 @@ Deno.test("an index built by another layout or analysis is dropped and rebuilt f
   }
 });
 
-Deno.test("the analysis's version is remembered under its code's key: read back by the same code, computed again for other code", () => {
-  const path = Deno.makeTempFileSync({ suffix: ".db" });
-  const remembered = (projector: Projector) =>
-    projector.db.prepare("SELECT code, version FROM search_analysis_versions").all() as Array<
-      { code: string; version: string }
-    >;
-  const stored = (projector: Projector) =>
-    (projector.db.prepare("SELECT version FROM search_analysis").get() as { version: string }).version;
-  try {
-    let projector = openProjector(path, [searchIndexProjection]);
-    const [first, ...more] = remembered(projector);
-    assert.equal(more.length, 0);
-    assert.equal(first!.version, analysisVersion());
-    assert.equal(stored(projector), analysisVersion());
-    // Another code's version, under another key: not taken for this code's.
-    projector.db.prepare("UPDATE search_analysis_versions SET code = 'other code', version = '3 0 {}'").run();
-    projector.close();
-
-    projector = openProjector(path, [searchIndexProjection]);
-    assert.deepEqual(remembered(projector).map((row) => ({ ...row })), [{ ...first! }]);
-    assert.equal(stored(projector), analysisVersion());
-    projector.close();
-
-    // Another analysis has a key of its own.
-    const unstemmed = { ...DEFAULT_ANALYSIS, stemming: false };
-    projector = openProjector(path, [createSearchIndexProjection(unstemmed)]);
-    assert.equal(remembered(projector)[0]!.version, analysisVersion(unstemmed));
-    assert.notEqual(remembered(projector)[0]!.code, first!.code);
-    projector.close();
-  } finally {
-    for (const suffix of ["", "-wal", "-shm"]) {
-      try {
-        Deno.removeSync(path + suffix);
-      } catch {
-        // Not made.
-      }
-    }
-  }
-});
-
 Deno.test("with many people and a large scope, results stay in scope and agree with the small-scope plan", () => {
   const novel = Deno.readTextFileSync(`${CORPUS}/text/war-and-peace-gutenberg.txt`);
   const plays = Deno.readTextFileSync(`${CORPUS}/text/tiny-shakespeare.txt`);

@@ -79,13 +79,6 @@ export const MUTATIONS_PERF: Mutation[] = [
     tests: ["test/render/render_png_test.ts"],
   },
   {
-    name: "start-up: the analysis's version remembered under another code's key taken for this code's",
-    file: "projections/search_index.ts",
-    from: 'db.prepare("SELECT version FROM search_analysis_versions WHERE code = ?")',
-    to: 'db.prepare("SELECT version FROM search_analysis_versions WHERE code <> ?")',
-    tests: ["test/projections/search_index_test.ts"],
-  },
-  {
     name: "start-up: a stopped server leaves the dictionaries' subprocess running",
     file: "src/search/installed_dictionaries.ts",
     from: "if (holders === 0 && !settled) reading?.abort();",

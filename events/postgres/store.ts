@@ -394,8 +394,9 @@ export class PostgresEventStore implements EventStore {
     } catch (error) {
       console.error("Cannot bring the local copy of the log up to date:", error);
     }
-    // Rows pulled instead of put in from memory leave calls out of the copy: fetched for the answers.
-    if (!written) await this.#copy.complete(Number(answer.head)).catch(() => {});
+    // Rows pulled instead of put in from memory leave calls out of the copy: this commit's are fetched for the
+    // answers (only its own positions: the other writers' calls stay out).
+    if (!written) await this.#copy.complete(Number(answer.head), Number(answer.from) + 1).catch(() => {});
     batch.forEach(({ item }, i) => {
       const outcome = answer.results[i]!;
       if ("conflict" in outcome) {
@@ -433,11 +434,14 @@ export class PostgresEventStore implements EventStore {
     // between, is one round trip.
     try {
       await this.sync();
-      let last = 0;
+      let first = Infinity, last = 0;
       outcomes.forEach((outcome, i) => {
-        if (outcome.ok) last = Math.max(last, outcome.first + batch[i]!.events.length - 1);
+        if (!outcome.ok) return;
+        first = Math.min(first, outcome.first);
+        last = Math.max(last, outcome.first + batch[i]!.events.length - 1);
       });
-      if (last > 0) await this.#copy.complete(last);
+      // Only this transaction's own positions (the other writers' calls stay out).
+      if (last > 0) await this.#copy.complete(last, first);
     } catch (error) {
       console.error("Cannot bring the local copy of the log up to date:", error);
     }
@@ -453,12 +457,13 @@ export class PostgresEventStore implements EventStore {
   }
 
   /**
-   * Makes every event up to `upTo` (default: the head) readable from the
-   * copy: the MCP calls it left out are fetched from the database (see
-   * events/postgres/local_copy.ts). The audit export calls it first.
+   * Makes every event from `from` (default: the first) up to `upTo`
+   * (default: the head) readable from the copy: the MCP calls it left out
+   * there are fetched from the database (see events/postgres/local_copy.ts).
+   * The audit export calls it first.
    */
-  complete(upTo?: number): Promise<void> {
-    return this.#copy.complete(upTo);
+  complete(upTo?: number, from?: number): Promise<void> {
+    return this.#copy.complete(upTo, from);
   }
 
   /** Pulls what other writers announced during own group commits, if those did not carry it. */

@@ -269,3 +269,50 @@ Deno.test("PostgreSQL: a replica restarted on a copy that ends in left-out calls
     await sql.end();
   }
 });
+
+Deno.test("PostgreSQL: completing some positions fetches only the calls left out there, cutting the runs around them, and the copy then completes exactly", async () => {
+  await using db = await testDatabase();
+  const a = await openPostgresStore(db.url, { pollMs: 60_000 });
+  const b = await openPostgresStore(db.url, { pollMs: 60_000 });
+  const told = listen(b);
+  const sql = postgres(db.url, { max: 1, onnotice: () => {} });
+  try {
+    // B's copy leaves out a's calls: positions 2-7 as one run, 9-10 as another.
+    await b.append("s1", [personAdded("b1")]);
+    for (let i = 0; i < 3; i++) await a.append("s0-calls", [mcpCalled(`c${i}a`), mcpCalled(`c${i}b`)]);
+    await b.append("s1", [personAdded("b2")]);
+    await a.append("s0-calls", [mcpCalled("c3a"), mcpCalled("c3b")]);
+    await b.append("s1", [personAdded("b3")]);
+    const positions = () => b.readFrom(0, 100).map((event) => event.position);
+    assert.deepEqual(positions(), [1, 8, 11]);
+    // The middle of the first run, then a part that spans the end of the first, a row b has, and the second.
+    await b.complete(5, 4);
+    assert.deepEqual(positions(), [1, 4, 5, 8, 11]);
+    await b.complete(9, 7);
+    assert.deepEqual(positions(), [1, 4, 5, 7, 8, 9, 11]);
+    assert.deepEqual(b.head(), await b.databaseHead(), "the runs left keep the head");
+    await b.complete();
+    const rows = await sql<Row[]>`
+      SELECT position, stream, stream_version, type, data, metadata, prev_hash, hash
+      FROM sergo_events ORDER BY position`;
+    const complete = b.readFrom(0, 100);
+    assert.equal(complete.length, rows.length, "the completed copy has every event");
+    complete.forEach((event, i) => {
+      const row = rows[i]!;
+      assert.deepEqual(
+        [event.position, event.stream, event.stream_version, event.type, event.prev_hash, event.hash],
+        [Number(row.position), row.stream, row.stream_version, row.type, row.prev_hash, row.hash],
+        `the copy at ${i + 1}`,
+      );
+    });
+    assert.deepEqual(b.head(), await b.databaseHead());
+    // And it goes on following: the next own commit follows the completed copy.
+    await b.append("s1", [personAdded("b4")]);
+    assert.deepEqual(b.head(), await b.databaseHead());
+    assert.equal(told.spans[told.spans.length - 1]!.through, b.head().position);
+  } finally {
+    await a.close();
+    await b.close();
+    await sql.end();
+  }
+});

@@ -194,8 +194,10 @@ export async function benchProtocol(opts: { quick: boolean }): Promise<Record<st
     const eventsBefore = countAudit();
     answeredCalls = 0;
     const cpuBefore = threadCpu();
+    const commitsBefore = app.store.transactions;
     const sergoList = await wrk(url, callBody, headers, load);
     const cpu = cpuPerCall(cpuBefore, threadCpu(), sergoList.requests, load.seconds);
+    const commits = app.store.transactions - commitsBefore;
     await new Promise((resolve) => setTimeout(resolve, 200));
     const auditEvents = countAudit() - eventsBefore;
     const answered = answeredCalls;
@@ -236,6 +238,7 @@ export async function benchProtocol(opts: { quick: boolean }): Promise<Record<st
         answered_calls: answered,
         audit_events: auditEvents,
         one_event_per_answered_call: answered === auditEvents,
+        calls_per_group_commit: Math.round((sergoList.requests / Math.max(1, commits)) * 10) / 10,
         // The server's CPU per audited call by thread (main: the event loop; log_writer: the log's writer
         // thread; other: V8's and the HTTP stack's threads), and how much of the run the event loop was busy.
         cpu_us_per_call: cpu,

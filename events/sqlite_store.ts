@@ -181,13 +181,11 @@ export class SqliteEventStore implements EventStore {
   readonly #db: DatabaseSync;
   #pending: Pending[] = [];
   #flushScheduled = false;
-  /** Group commits under way, until their callers are answered (see #scheduleFlush). */
+  /** Group commits under way: one inline; with the writer thread, a second may queue behind the first. */
   #inFlight = new Set<Promise<void>>();
   #listeners = new Set<(events: RecordedEvent[]) => void>();
   #closed = false;
   #transactions = 0;
-  /** Group commits handed to the writer (or written inline) and not answered yet: at most one. */
-  #writing = 0;
   readonly #writer: WriterThread | null;
   #readStatement: StatementSync | null = null;
   #headStatement: StatementSync | null = null;
@@ -247,30 +245,23 @@ export class SqliteEventStore implements EventStore {
   }
 
   #scheduleFlush(): void {
-    // One group commit at a time. With the writer thread the next one is handed over the moment the thread
-    // answers (see #flush), not queued behind it: a queued commit would take only the appends of the turn
-    // it was made in, and with half as many calls in each, every call would pay for twice as many commits.
-    const busy = this.#writer ? this.#writing : this.#inFlight.size;
-    if (this.#flushScheduled || busy > 0) return;
+    const room = this.#writer ? 2 : 1;
+    if (this.#flushScheduled || this.#inFlight.size >= room) return;
     this.#flushScheduled = true;
     // After the I/O already waiting in this turn of the event loop, so that appends
     // from requests that arrived together share one transaction (setTimeout(0) costs
     // a millisecond or more; setImmediate runs as soon as pending I/O is handled).
     setImmediate(() => {
       this.#flushScheduled = false;
-      this.#startFlush();
+      if (this.#pending.length === 0) return;
+      // The writer thread answers in order, so batches resolve in log order.
+      const flush: Promise<void> = this.#flush().finally(() => {
+        this.#inFlight.delete(flush);
+        // Appends that arrived during the write go in the next transaction.
+        if (this.#pending.length > 0) this.#scheduleFlush();
+      });
+      this.#inFlight.add(flush);
     });
-  }
-
-  #startFlush(): void {
-    if (this.#pending.length === 0) return;
-    // The writer thread answers in order, so batches resolve in log order.
-    const flush: Promise<void> = this.#flush().finally(() => {
-      this.#inFlight.delete(flush);
-      // Appends that arrived during the write go in the next transaction.
-      if (this.#pending.length > 0) this.#scheduleFlush();
-    });
-    this.#inFlight.add(flush);
   }
 
   /**
@@ -287,20 +278,13 @@ export class SqliteEventStore implements EventStore {
       expectedVersion: item.options.expectedVersion ?? "any",
     }));
     let outcomes: WriteOutcome[];
-    this.#writing++;
     try {
       outcomes = this.#writer ? await this.#writer.write(items) : writeBatch(this.#db, items);
       this.#transactions++;
     } catch (error) {
-      this.#writing--;
       for (const item of batch) item.reject(error);
       return;
     }
-    this.#writing--;
-    // The appends that arrived during this commit go to the writer thread now, before this one's callers
-    // are answered: the thread is not left waiting while they are (the thread answers in order, and these
-    // callers are resolved and listeners told before its next answer can be read).
-    if (this.#writer && this.#pending.length > 0 && !this.#flushScheduled) this.#startFlush();
     const committed: RecordedEvent[] = [];
     batch.forEach((item, i) => {
       const outcome = outcomes[i]!;

@@ -83,8 +83,11 @@ async function wrkInstalled(): Promise<boolean> {
   }
 }
 
-/** CPU time of this process so far by thread, in ns: the main thread, Deno's worker threads, the rest. */
-type ThreadCpu = { main: number; workers: number; other: number };
+/**
+ * CPU time of this process so far by thread, in ns: the main thread, Deno's worker threads, the rest; and how
+ * long the main thread has waited for a CPU while it could run (on the run queue, behind other threads).
+ */
+type ThreadCpu = { main: number; workers: number; other: number; mainWaiting: number };
 
 /**
  * Each thread's CPU time so far, from Linux's `/proc/self/task/<tid>/schedstat`
@@ -94,11 +97,14 @@ type ThreadCpu = { main: number; workers: number; other: number };
  */
 function threadCpu(): ThreadCpu | null {
   try {
-    const cpu: ThreadCpu = { main: 0, workers: 0, other: 0 };
+    const cpu: ThreadCpu = { main: 0, workers: 0, other: 0, mainWaiting: 0 };
     for (const entry of Deno.readDirSync("/proc/self/task")) {
-      const ns = Number(Deno.readTextFileSync(`/proc/self/task/${entry.name}/schedstat`).split(" ")[0]);
-      if (entry.name === String(Deno.pid)) cpu.main += ns;
-      else if (Deno.readTextFileSync(`/proc/self/task/${entry.name}/comm`).startsWith("worker")) {
+      const [running, waiting] = Deno.readTextFileSync(`/proc/self/task/${entry.name}/schedstat`).split(" ");
+      const ns = Number(running);
+      if (entry.name === String(Deno.pid)) {
+        cpu.main += ns;
+        cpu.mainWaiting += Number(waiting);
+      } else if (Deno.readTextFileSync(`/proc/self/task/${entry.name}/comm`).startsWith("worker")) {
         cpu.workers += ns;
       } else cpu.other += ns;
     }
@@ -117,11 +123,15 @@ function cpuPerCall(
 ): Record<string, number> | null {
   if (!before || !after || calls === 0) return null;
   const us = (key: keyof ThreadCpu) => Math.round((after[key] - before[key]) / calls / 100) / 10;
+  const share = (key: keyof ThreadCpu) =>
+    Math.round((after[key] - before[key]) / (seconds * 1e9) * 100) / 100;
   return {
     main: us("main"),
     log_writer: us("workers"),
     other: us("other"),
-    main_busy_share: Math.round((after.main - before.main) / (seconds * 1e9) * 100) / 100,
+    main_busy_share: share("main"),
+    // The part of the run the event loop could have run but waited for a CPU (wrk, the other threads, the host).
+    main_waiting_share: share("mainWaiting"),
   };
 }
 
@@ -188,14 +198,18 @@ export async function benchProtocol(opts: { quick: boolean }): Promise<Record<st
     const toolsResult = await sample(listBody);
     const listResult = await sample(callBody);
 
+    const toolsCpuBefore = threadCpu();
     const sergoTools = await wrk(url, listBody, headers, load);
+    const toolsCpu = cpuPerCall(toolsCpuBefore, threadCpu(), sergoTools.requests, load.seconds);
     const countAudit = () =>
       (app!.store.readFrom(0, 10_000_000).filter((e) => e.type === "McpCalled")).length;
     const eventsBefore = countAudit();
     answeredCalls = 0;
     const cpuBefore = threadCpu();
+    const commitsBefore = app.store.transactions;
     const sergoList = await wrk(url, callBody, headers, load);
     const cpu = cpuPerCall(cpuBefore, threadCpu(), sergoList.requests, load.seconds);
+    const commits = app.store.transactions - commitsBefore;
     await new Promise((resolve) => setTimeout(resolve, 200));
     const auditEvents = countAudit() - eventsBefore;
     const answered = answeredCalls;
@@ -222,6 +236,8 @@ export async function benchProtocol(opts: { quick: boolean }): Promise<Record<st
         bare: bareToolsFigures,
         ratio: ratio(sergoTools, bareToolsFigures),
         budget: 0.5,
+        // By thread, as for list_documents below: what the log's writer and the audit view's threads take.
+        cpu_us_per_call: toolsCpu,
       },
       list_documents: {
         sergo: sergoList,
@@ -236,8 +252,10 @@ export async function benchProtocol(opts: { quick: boolean }): Promise<Record<st
         answered_calls: answered,
         audit_events: auditEvents,
         one_event_per_answered_call: answered === auditEvents,
-        // The server's CPU per audited call by thread (main: the event loop; log_writer: the log's writer
-        // thread; other: V8's and the HTTP stack's threads), and how much of the run the event loop was busy.
+        calls_per_group_commit: Math.round((sergoList.requests / Math.max(1, commits)) * 10) / 10,
+        // The server's CPU per audited call by thread (main: the event loop; log_writer: the Deno workers, the
+        // log's writer thread and the audit view's; other: V8's and the HTTP stack's threads), how much of the
+        // run the event loop was busy, and how much it waited for a CPU.
         cpu_us_per_call: cpu,
       },
     };

@@ -135,6 +135,13 @@ async function assertFollowed(
   assert.deepEqual(store.head(), await store.databaseHead(), `${name}'s head`);
 }
 
+/** The shared log's rows after `after` (default: all), in order. */
+function logRows(sql: postgres.Sql, after = 0): Promise<Row[]> {
+  return sql<Row[]>`
+    SELECT position, stream, stream_version, type, data, metadata, prev_hash, hash
+    FROM sergo_events WHERE position > ${after} ORDER BY position`;
+}
+
 Deno.test("PostgreSQL: two replicas appending at once follow each other through their commits, with exact copies", async () => {
   await using db = await testDatabase();
   // No poll: the copies follow by notices, pulls and what the commits carry.
@@ -179,9 +186,7 @@ Deno.test("PostgreSQL: two replicas appending at once follow each other through 
       carried >= written / 4,
       `most rows come with the commits' answers (${carried} of ${written / 2})`,
     );
-    const rows = await sql<Row[]>`
-      SELECT position, stream, stream_version, type, data, metadata, prev_hash, hash
-      FROM sergo_events ORDER BY position`;
+    const rows = await logRows(sql);
     assert.equal(rows.length, written);
     await assertFollowed("a", a, toldA, rows, (stream) => stream.startsWith("s0-"));
     await assertFollowed("b", b, toldB, rows, (stream) => stream.startsWith("s1-"));
@@ -209,9 +214,7 @@ Deno.test("PostgreSQL: a commit that follows more rows than its answer carries p
     await waitUntil("replica b has the database's head", 10_000, async () => {
       return b.head().position === (await b.databaseHead()).position;
     });
-    const rows = await sql<Row[]>`
-      SELECT position, stream, stream_version, type, data, metadata, prev_hash, hash
-      FROM sergo_events ORDER BY position`;
+    const rows = await logRows(sql);
     assert.equal(rows.length, 5 * 1201);
     await assertFollowed("b", b, toldB, rows, (stream) => stream.startsWith("small-"));
   } finally {
@@ -243,15 +246,11 @@ Deno.test("PostgreSQL: a replica restarted on a copy that ends in left-out calls
     await a.append("s0-calls", [mcpCalled("c7")]);
     b = await openPostgresStore(db.url, { pollMs: 60_000, cachePath });
     assert.deepEqual(b.head(), await b.databaseHead(), "b started at the database's head");
-    const rows = await sql<Row[]>`
-      SELECT position, stream, stream_version, type, data, metadata, prev_hash, hash
-      FROM sergo_events ORDER BY position`;
+    const rows = await logRows(sql);
     const told = listen(b);
     await b.append("s1", [personAdded("b-again")]);
     rows.push(
-      ...await sql<Row[]>`
-      SELECT position, stream, stream_version, type, data, metadata, prev_hash, hash
-      FROM sergo_events WHERE position > ${rows.length} ORDER BY position`,
+      ...await logRows(sql, rows.length),
     );
     assert.deepEqual(
       b.readFrom(0, 100).map((event) => event.position),
@@ -292,9 +291,7 @@ Deno.test("PostgreSQL: completing some positions fetches only the calls left out
     assert.deepEqual(positions(), [1, 4, 5, 7, 8, 9, 11]);
     assert.deepEqual(b.head(), await b.databaseHead(), "the runs left keep the head");
     await b.complete();
-    const rows = await sql<Row[]>`
-      SELECT position, stream, stream_version, type, data, metadata, prev_hash, hash
-      FROM sergo_events ORDER BY position`;
+    const rows = await logRows(sql);
     const complete = b.readFrom(0, 100);
     assert.equal(complete.length, rows.length, "the completed copy has every event");
     complete.forEach((event, i) => {
